@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/09_api.ipynb #1ddbf043
+# %% ../nbs/09_api.ipynb #d885a32f
 _LAZY = {
     "Settings": "cragrag.config", "load_settings": "cragrag.config", "ConfigError": "cragrag.config",
     "Pipeline": "cragrag.pipeline", "index_documents": "cragrag.pipeline", "retrieve": "cragrag.pipeline",
