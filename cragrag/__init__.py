@@ -6,10 +6,10 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/09_api.ipynb #d885a32f
+# %% ../nbs/09_api.ipynb #1790c8ff
 _LAZY = {
     "Settings": "cragrag.config", "load_settings": "cragrag.config", "ConfigError": "cragrag.config",
-    "Pipeline": "cragrag.pipeline", "index_documents": "cragrag.pipeline", "retrieve": "cragrag.pipeline",
+    "Pipeline": "cragrag.pipeline", "Router": "cragrag.routing", "QueryType": "cragrag.schema", "SearchStrategy": "cragrag.schema", "index_documents": "cragrag.pipeline", "retrieve": "cragrag.pipeline",
     "answer": "cragrag.pipeline", "classify_query": "cragrag.pipeline", "verify_answer": "cragrag.pipeline",
     "load_documents": "cragrag.documents", "load_document": "cragrag.documents", "chunk_document": "cragrag.documents",
     "load_demo_corpus": "cragrag.documents", "DocumentError": "cragrag.documents",
