@@ -6,13 +6,18 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/09_api.ipynb #1790c8ff
+# %% ../nbs/09_api.ipynb #85be98d4
 _LAZY = {
     "Settings": "cragrag.config", "load_settings": "cragrag.config", "ConfigError": "cragrag.config",
     "Pipeline": "cragrag.pipeline", "Router": "cragrag.routing", "QueryType": "cragrag.schema", "SearchStrategy": "cragrag.schema", "index_documents": "cragrag.pipeline", "retrieve": "cragrag.pipeline",
     "answer": "cragrag.pipeline", "classify_query": "cragrag.pipeline", "verify_answer": "cragrag.pipeline",
     "load_documents": "cragrag.documents", "load_document": "cragrag.documents", "chunk_document": "cragrag.documents",
     "load_demo_corpus": "cragrag.documents", "DocumentError": "cragrag.documents",
+    "KiwiBM25": "cragrag.sparse", "make_embedder": "cragrag.embedding", "EmbeddingCache": "cragrag.embedding",
+    "index_chunks": "cragrag.index", "IndexMismatch": "cragrag.index",
+    "search_rrf_only": "cragrag.search", "search_and_rerank": "cragrag.search", "SearchContext": "cragrag.search",
+    "CalibratedReranker": "cragrag.rerank", "BGEReranker": "cragrag.rerank", "calibrate": "cragrag.rerank",
+    "create_app": "cragrag.server",
 }
 __all__ = list(_LAZY)
 

@@ -5,12 +5,11 @@ def run(*args, **kw):
     return subprocess.run(list(args), capture_output=True, text=True, timeout=300, **kw)
 
 def test_demo_command(tmp_path):
-    t = time.perf_counter()
     r = run("cragrag", "demo", "--qdrant-path", str(tmp_path / "qdrant"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "demo corpus: 8 documents" in r.stdout
     assert "Q: 보험계약은 언제 성립하나요?" in r.stdout and "Q: 피자 배달 지연 보상" in r.stdout
-    assert time.perf_counter() - t < 60
+    assert "상법 제638조의2" in r.stdout.split("Q: 피자")[0]   # the answerable sample retrieves its article
 
 def test_default_demo_writes_under_local_folder(tmp_path):
     r = run("cragrag", "demo", cwd=tmp_path)
