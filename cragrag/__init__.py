@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/09_api.ipynb #85be98d4
+# %% ../nbs/09_api.ipynb #1cb44323
 _LAZY = {
     "Settings": "cragrag.config", "load_settings": "cragrag.config", "ConfigError": "cragrag.config",
     "Pipeline": "cragrag.pipeline", "Router": "cragrag.routing", "QueryType": "cragrag.schema", "SearchStrategy": "cragrag.schema", "index_documents": "cragrag.pipeline", "retrieve": "cragrag.pipeline",
@@ -18,6 +18,10 @@ _LAZY = {
     "search_rrf_only": "cragrag.search", "search_and_rerank": "cragrag.search", "SearchContext": "cragrag.search",
     "CalibratedReranker": "cragrag.rerank", "BGEReranker": "cragrag.rerank", "calibrate": "cragrag.rerank",
     "create_app": "cragrag.server",
+    "run_crag": "cragrag.crag", "evaluate_retrieval": "cragrag.crag", "GlossaryRewriter": "cragrag.crag", "LLMRewriter": "cragrag.crag",
+    "REFUSAL_ANSWER": "cragrag.crag", "PROMPTS": "cragrag.prompts", "OpenAICompatibleLLM": "cragrag.llm", "ExtractiveLLM": "cragrag.llm",
+    "LLMError": "cragrag.llm", "JudgeCRAG": "cragrag.judge", "ScriptedLLMServer": "cragrag.scripted",
+    "trace_summary": "cragrag.traces", "read_traces": "cragrag.traces",
 }
 __all__ = list(_LAZY)
 

@@ -1,0 +1,137 @@
+"""End-to-end answer(): the CLI in fresh processes, `cragrag serve` + POST /answer driving an OpenAI-compatible server over
+real HTTP, every LLM failure degrading to a refusal, traces and trace-summary, and a property test over arbitrary text."""
+import json, os, shutil, socket, subprocess, time
+import httpx, pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from cragrag.crag import REFUSAL_ANSWER
+from cragrag.judge import judge_responder
+from cragrag.pipeline import Pipeline
+from cragrag.scripted import Reply, ScriptedLLMServer
+from cragrag.traces import read_traces
+
+def run(*args, env=None):
+    return subprocess.run(["cragrag", *args], capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory):
+    d = tmp_path_factory.mktemp("answer")
+    r = run("index", "--demo", "--quiet", "--qdrant-path", str(d / "qdrant"))
+    assert r.returncode == 0, r.stderr
+    return d
+
+def test_ask_cli_and_trace_summary(demo_store, tmp_path):
+    env = {"CRAGRAG_TRACE_DIR": str(tmp_path / "trace")}
+    q = ["--qdrant-path", str(demo_store / "qdrant")]
+    r = run("ask", "보험계약은 언제 성립하나요?", *q, env=env)
+    assert r.returncode == 0 and "answer (extractive)" in r.stdout and "「상법」 제638조의2" in r.stdout, r.stdout + r.stderr
+    j = json.loads(run("ask", "오늘 반도체 업계 주요 뉴스", "--json", *q, env=env).stdout)
+    assert (j["answer"], j["is_refusal"], j["refusal_reason"], j["sources"]) == (REFUSAL_ANSWER, True, "no_topic", [])
+    j = json.loads(run("ask", "보험 들 때 병 숨기면 어떻게 돼요", "--json", *q, env=env).stdout)
+    assert j["crag_retries"] == 1 and not j["is_refusal"] and "고지" in j["answer"]
+    recs, bad = read_traces(tmp_path / "trace")
+    assert len(recs) == 3 and bad == 0
+    assert [r["answer"]["is_refusal"] for r in recs] == [False, True, False]
+    assert recs[2]["crag"]["attempts"][0]["decision"] == "rewrite" and recs[2]["crag"]["attempts"][1]["decision"] == "pass"
+    s = json.loads(run("trace-summary", "--json", env=env).stdout)
+    assert s["requests"] == 3 and s["refusal_reasons"] == {"no_topic": 1} and s["crag_retry_rate"] == 0.333
+    assert s["llm_calls_per_request"]["mean"] == 0
+
+@pytest.fixture
+def llm_pipeline(demo_store, tmp_path):
+    "A pipeline on the demo index whose LLM is a scripted OpenAI-compatible server (2 s timeout, no retries)."
+    with ScriptedLLMServer(responder=judge_responder) as srv:
+        p = Pipeline(qdrant_path=demo_store / "qdrant", llm="openai", llm_base_url=srv.url, llm_model="scripted",
+                     llm_api_key="x", llm_timeout=2, llm_max_retries=0, trace_dir=tmp_path / "trace")
+        yield p, srv
+        p.close()
+
+def test_openai_llm_generates_and_rewrites(llm_pipeline):
+    p, srv = llm_pipeline
+    a = p.answer("보험계약은 언제 성립하나요?")
+    assert not a.is_refusal and a.generator == "openai:scripted" and "「상법」" in a.answer
+    gen = srv.requests[-1]
+    assert "아래 컨텍스트만 참고하여" in gen["messages"][0]["content"] and "[컨텍스트]" in gen["messages"][1]["content"]
+    n = len(srv.requests)
+    a = p.answer("보험료 안 내서 보험이 끊겼는데 다시 살릴 수 있나요")
+    assert not a.is_refusal and a.crag_retries == 1
+    assert [c["purpose"] for c in p.last_trace["llm_calls"]] == ["rewrite", "generate"] and len(srv.requests) == n + 2
+    n = len(srv.requests)
+    a = p.answer("피자 배달 지연 보상")
+    assert a.is_refusal and a.refusal_reason in ("retries_exhausted", "no_progress", "no_topic")
+    assert all(c["purpose"] == "rewrite" for c in p.last_trace["llm_calls"]) and len(srv.requests) - n <= p.settings.crag_max_retries
+    n = len(srv.requests)
+    for q in ["반려동물진단비 담보", "주차장 정책 알려줘", "오늘 반도체 업계 주요 뉴스"]:
+        a = p.answer(q); assert a.is_refusal and a.refusal_reason == "no_topic"
+    assert len(srv.requests) == n                                   # seed 000: absent topics cost no LLM call
+
+@pytest.mark.parametrize("reply,reason", [
+    (Reply(delay=4, content="late"), "llm_timeout"), (Reply(status=500), "llm_http"), (Reply(status=429), "llm_http"),
+    (Reply(raw="{not json"), "llm_malformed"), (Reply(refusal="I can't help with that."), "llm_refusal"),
+    (Reply(content=""), "llm_empty"), (Reply(content=REFUSAL_ANSWER), "generator_not_found")])
+def test_generation_failures_are_clear_refusals(llm_pipeline, reply, reason):
+    p, srv = llm_pipeline
+    srv.push(reply)
+    t0 = time.perf_counter()
+    a = p.answer("보험계약은 언제 성립하나요?")
+    assert time.perf_counter() - t0 < 10                              # nothing hangs: the 2 s timeout holds
+    assert (a.answer, a.is_refusal, a.refusal_reason, a.sources) == (REFUSAL_ANSWER, True, reason, [])
+    rec = p.last_trace
+    assert rec["answer"]["refusal_reason"] == reason and rec["llm_calls"][-1]["purpose"] == "generate"
+    if reason != "generator_not_found": assert rec["llm_calls"][-1]["ok"] is False and rec["error"]
+
+def test_rewrite_failure_and_missing_server(llm_pipeline, demo_store):
+    p, srv = llm_pipeline
+    srv.push(Reply(status=503))
+    a = p.answer("보험료 안 내서 보험이 끊겼는데 다시 살릴 수 있나요")
+    assert (a.is_refusal, a.refusal_reason) == (True, "rewrite_error") and "HTTP 503" in p.last_trace["crag"]["error"]
+    with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]   # nothing listens there
+    with Pipeline(qdrant_path=demo_store / "qdrant2", llm="openai", llm_base_url=f"http://127.0.0.1:{port}/v1", llm_api_key="x",
+                  llm_max_retries=0, trace_enabled=False) as q:
+        q.index(progress=False)
+        a = q.answer("보험계약은 언제 성립하나요?")
+        assert (a.is_refusal, a.refusal_reason) == (True, "llm_connection")
+
+def test_answer_over_http_with_a_model(demo_store, tmp_path):
+    "`cragrag serve` configured for an OpenAI-compatible model answers POST /answer over real HTTP."
+    q = tmp_path / "qdrant"; shutil.copytree(demo_store / "qdrant", q)
+    with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    with ScriptedLLMServer(responder=judge_responder) as srv:
+        env = {**os.environ, "CRAGRAG_LLM": "openai", "CRAGRAG_LLM_BASE_URL": srv.url, "CRAGRAG_LLM_MODEL": "scripted",
+               "CRAGRAG_LLM_API_KEY": "x", "CRAGRAG_TRACE_DIR": str(tmp_path / "trace")}
+        proc = subprocess.Popen(["cragrag", "serve", "--port", str(port), "--qdrant-path", str(q)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            base, deadline = f"http://127.0.0.1:{port}", time.time() + 120
+            while True:
+                try: httpx.get(f"{base}/health", timeout=2); break
+                except httpx.TransportError:
+                    assert proc.poll() is None and time.time() < deadline, proc.stdout.read() if proc.poll() is not None else "server did not start"
+                    time.sleep(0.5)
+            r = httpx.post(f"{base}/answer", json={"query": "보험증권은 언제 교부해야 하나요?"}, timeout=60).json()
+            assert not r["is_refusal"] and r["generator"] == "openai:scripted" and r["sources"]
+            assert set(r) == {"trace_id", "query", "answer", "elapsed_ms", "sources", "route", "is_refusal", "generator"}
+            n = len(srv.requests)
+            r = httpx.post(f"{base}/answer", json={"query": "반려동물진단비 담보"}, timeout=60).json()
+            assert r["is_refusal"] and r["refusal_reason"] == "no_topic" and len(srv.requests) == n
+            assert httpx.post(f"{base}/answer", json={"query": " "}, timeout=10).status_code == 422
+        finally:
+            proc.terminate(); proc.wait(timeout=30)
+    recs, _ = read_traces(tmp_path / "trace")
+    assert len(recs) == 2 and recs[0]["llm_calls"][0]["purpose"] == "generate"
+
+@pytest.fixture(scope="module")
+def offline(demo_store):
+    with Pipeline(qdrant_path=demo_store / "qdrant3", trace_enabled=False) as p:
+        p.index(progress=False)
+        yield p
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.sampled_from(list("보험계약해지부활청구금원일년제조항①②「」（）()[]%.,?! 0123456789가나다abc\n\t")), min_size=1, max_size=120))
+def test_answer_never_raises_on_korean_text(offline, text):
+    if not text.strip():
+        with pytest.raises(ValueError): offline.answer(text)
+        return
+    a = offline.answer(text)
+    assert a.is_refusal == (a.answer == REFUSAL_ANSWER)
+    assert (a.refusal_reason is None) != a.is_refusal
+    assert a.is_refusal or (a.sources and a.generator == "extractive")
