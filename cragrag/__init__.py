@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/09_api.ipynb #1cb44323
+# %% ../nbs/09_api.ipynb #604322db
 _LAZY = {
     "Settings": "cragrag.config", "load_settings": "cragrag.config", "ConfigError": "cragrag.config",
     "Pipeline": "cragrag.pipeline", "Router": "cragrag.routing", "QueryType": "cragrag.schema", "SearchStrategy": "cragrag.schema", "index_documents": "cragrag.pipeline", "retrieve": "cragrag.pipeline",
@@ -22,6 +22,9 @@ _LAZY = {
     "REFUSAL_ANSWER": "cragrag.crag", "PROMPTS": "cragrag.prompts", "OpenAICompatibleLLM": "cragrag.llm", "ExtractiveLLM": "cragrag.llm",
     "LLMError": "cragrag.llm", "JudgeCRAG": "cragrag.judge", "ScriptedLLMServer": "cragrag.scripted",
     "trace_summary": "cragrag.traces", "read_traces": "cragrag.traces",
+    "extract_article_refs": "cragrag.verify", "extract_appendix_refs": "cragrag.verify", "extract_numeric_facts": "cragrag.verify",
+    "decompose_claims": "cragrag.verify", "ArticleRef": "cragrag.verify", "AppendixRef": "cragrag.verify", "NumericFact": "cragrag.verify",
+    "classify_failure": "cragrag.critic", "NegationRuleJudge": "cragrag.critic", "LLMSemanticJudge": "cragrag.critic",
 }
 __all__ = list(_LAZY)
 

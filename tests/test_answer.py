@@ -7,7 +7,7 @@ from cragrag.crag import REFUSAL_ANSWER
 from cragrag.judge import judge_responder
 from cragrag.pipeline import Pipeline
 from cragrag.scripted import Reply, ScriptedLLMServer
-from cragrag.traces import read_traces
+from cragrag.traces import read_traces, trace_summary
 
 def run(*args, env=None):
     return subprocess.run(["cragrag", *args], capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
@@ -109,7 +109,7 @@ def test_answer_over_http_with_a_model(demo_store, tmp_path):
                     time.sleep(0.5)
             r = httpx.post(f"{base}/answer", json={"query": "보험증권은 언제 교부해야 하나요?"}, timeout=60).json()
             assert not r["is_refusal"] and r["generator"] == "openai:scripted" and r["sources"]
-            assert set(r) == {"trace_id", "query", "answer", "elapsed_ms", "sources", "route", "is_refusal", "generator"}
+            assert set(r) == {"trace_id", "query", "answer", "elapsed_ms", "sources", "citations", "route", "is_refusal", "generator"}
             n = len(srv.requests)
             r = httpx.post(f"{base}/answer", json={"query": "반려동물진단비 담보"}, timeout=60).json()
             assert r["is_refusal"] and r["refusal_reason"] == "no_topic" and len(srv.requests) == n
@@ -135,3 +135,38 @@ def test_answer_never_raises_on_korean_text(offline, text):
     assert a.is_refusal == (a.answer == REFUSAL_ANSWER)
     assert (a.refusal_reason is None) != a.is_refusal
     assert a.is_refusal or (a.sources and a.generator == "extractive")
+
+def test_verification_and_critic_over_http(demo_store, tmp_path):
+    "Stage [4] on model answers: flag-only by default; with the critic on, one regenerate for an invented article, escalation for a retrieval gap."
+    q = "보험계약은 언제 성립하나요?"
+    bad = "보험자는 30일내에 낙부의 통지를 발송하여야 한다 (「상법」 제999조)."
+    good = "보험자는 다른 약정이 없으면 30일내에 낙부의 통지를 발송하여야 한다 (「상법」 제638조의2 제1항)."
+    gap = "보험자는 30일내에 통지하여야 한다 (「상법」 제700조)."    # 제700조 is in the corpus, not in this context
+    with ScriptedLLMServer() as srv:
+        kw = dict(qdrant_path=demo_store / "qdrant", llm="openai", llm_base_url=srv.url, llm_model="scripted", llm_api_key="x",
+                  llm_max_retries=0, trace_dir=tmp_path / "trace")
+        with Pipeline(**kw) as p:                                   # default: flag only
+            srv.push(bad)
+            a = p.answer(q)
+            assert a.answer == bad and a.verification.risk_level.value == "hard_fail"
+            assert a.verification.warnings == ["인용 조항이 검색 근거에 없음(검색 격차 가능): 「상법」 제999조"]
+            assert p.last_trace["critic"]["failure_type"] == "generation_error" and not p.last_trace["critic"]["regenerated"]
+            srv.push(good)
+            a = p.answer(q)
+            assert a.verification is None and a.citations and a.citations[0].refs == ["「상법」 제638조의2 제1항"]
+            assert set(a.citations[0].supported_by_chunks) <= {s.chunk_id for s in a.sources}
+        with Pipeline(**kw, critic_dispatch_enabled=True) as p:
+            srv.push(bad, good)
+            a = p.answer(q)
+            assert a.answer == good and a.verification is None
+            assert [c["purpose"] for c in p.last_trace["llm_calls"]] == ["generate", "regenerate"]
+            assert "제999조" in srv.requests[-1]["messages"][0]["content"]         # the hint reached the model
+            assert p.last_trace["critic"]["regenerated"] is True and p.last_trace["critic"]["regenerate_improved"] is True
+            srv.push(gap)
+            a = p.answer(q)
+            assert a.answer == gap and a.verification.escalation_required is True
+            assert p.last_trace["critic"]["failure_type"] == "retrieval_gap" and len(p.last_trace["llm_calls"]) == 1
+    recs, _ = read_traces(tmp_path / "trace")
+    s = trace_summary(recs)   # the regenerated answer verifies as pass; its critic record keeps the original failure
+    assert s["risk_levels"] == {"hard_fail": 2, "pass": 2} and s["failure_types"] == {"generation_error": 2, "retrieval_gap": 1}
+    assert s["critic_actions"] == {"flagged": 1, "regenerated": 1, "escalated": 1} and s["regenerate_improved_rate"] == 1.0
