@@ -170,3 +170,20 @@ def test_verification_and_critic_over_http(demo_store, tmp_path):
     s = trace_summary(recs)   # the regenerated answer verifies as pass; its critic record keeps the original failure
     assert s["risk_levels"] == {"hard_fail": 2, "pass": 2} and s["failure_types"] == {"generation_error": 2, "retrieval_gap": 1}
     assert s["critic_actions"] == {"flagged": 1, "regenerated": 1, "escalated": 1} and s["regenerate_improved_rate"] == 1.0
+
+def test_semantic_judge_setting(demo_store, tmp_path):
+    "semantic_judge='negation' flags a model answer that reverses the context; 'llm' asks the model (one more call)."
+    reversed_ = "보험자가 기간내에 낙부의 통지를 해태한 때에는 승낙한 것으로 보지 아니한다."
+    with ScriptedLLMServer() as srv:
+        kw = dict(qdrant_path=demo_store / "qdrant", llm="openai", llm_base_url=srv.url, llm_model="scripted", llm_api_key="x",
+                  llm_max_retries=0, trace_enabled=False)
+        with Pipeline(**kw, semantic_judge="negation") as p:
+            srv.push(reversed_)
+            a = p.answer("보험계약은 언제 성립하나요?")
+            assert a.verification.risk_level.value == "soft_fail" and a.verification.warnings[0].startswith("근거와 의미가 반대일 수 있음")
+            assert p.last_trace["critic"]["failure_type"] == "semantic_mismatch"
+        with Pipeline(**kw, semantic_judge="llm") as p:
+            srv.push(reversed_, '{"contradicts": true}')
+            a = p.answer("보험계약은 언제 성립하나요?")
+            assert a.verification.risk_level.value == "soft_fail"
+            assert [c["purpose"] for c in p.last_trace["llm_calls"]] == ["generate", "semantic_judge"]
