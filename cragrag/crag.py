@@ -117,9 +117,9 @@ class LLMRewriter:
 
 def make_rewriter(settings, llm=None):
     "The rewriter for `settings.rewriter` (auto: the LLM's when `llm` can rewrite, else the glossary)."
-    from cragrag.llm import OpenAICompatibleLLM
-    if settings.rewriter == "llm" or (settings.rewriter == "auto" and isinstance(llm, OpenAICompatibleLLM)):
-        if llm is None or not isinstance(llm, OpenAICompatibleLLM):
+    can = llm is not None and llm.can_complete
+    if settings.rewriter == "llm" or (settings.rewriter == "auto" and can):
+        if not can:
             raise ValueError("rewriter='llm' needs an OpenAI-compatible LLM: set CRAGRAG_LLM=openai and CRAGRAG_LLM_BASE_URL")
         return LLMRewriter(llm)
     return GlossaryRewriter(settings.glossary_path)

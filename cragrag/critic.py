@@ -10,13 +10,13 @@ from enum import Enum
 from typing import Callable
 from pydantic import BaseModel, Field
 from .schema import RiskLevel
-from .verify import (VerificationResult, _law_match, _law_norm, extract_appendix_refs, extract_article_refs,
-                            extract_numeric_facts)
+from .korean import extract_appendix_refs, extract_article_refs, law_match, law_norm
+from .verify import VerificationResult, extract_numeric_facts
 
 # %% auto #0
-__all__ = ['REGENERATE', 'ESCALATE', 'FailureType', 'FailureAnalysis', 'classify_failure', 'build_hint', 'corpus_lookup',
-           'NegationRuleJudge', 'SemanticVerdict', 'LLMSemanticJudge', 'make_semantic_judge', 'improved',
-           'CriticOutcome', 'critic_dispatch']
+__all__ = ['REGENERATE', 'ESCALATE', 'FailureType', 'FailureAnalysis', 'classify_failure', 'build_hint', 'indexed_titles',
+           'corpus_lookup', 'NegationRuleJudge', 'SemanticVerdict', 'LLMSemanticJudge', 'make_semantic_judge',
+           'improved', 'CriticOutcome', 'critic_dispatch']
 
 # %% ../nbs/41_critic.ipynb #8c9ca4d7
 class FailureType(str, Enum):
@@ -84,8 +84,18 @@ def build_hint(result: VerificationResult, analysis: FailureAnalysis) -> str:
     return "\n".join(lines)
 
 # %% ../nbs/41_critic.ipynb #8712b770
-def corpus_lookup(pipeline) -> Callable[[str], bool]:
-    "ref string (as in `missing_refs`) → whether the pipeline's collection holds that article or appendix."
+def indexed_titles(client, collection: str) -> list[str]:
+    "The distinct `doc_title`s of a collection (one scroll over payloads)."
+    seen, offset = set(), None
+    while True:
+        pts, offset = client.scroll(collection, limit=512, offset=offset, with_payload=["doc_title"], with_vectors=False)
+        seen |= {p.payload.get("doc_title") for p in pts}
+        if offset is None: return sorted(t for t in seen if t)
+
+def corpus_lookup(client, collection: str,             # the Qdrant client and collection to ask
+                  titles: Callable[[], list[str]]      # the indexed document titles (called at most once per law name)
+                  ) -> Callable[[str], bool]:
+    "ref string (as in `missing_refs`) → whether the collection holds that article or appendix."
     from qdrant_client import models
     cache: dict[str, bool] = {}
     def has(ref: str) -> bool:
@@ -96,24 +106,13 @@ def corpus_lookup(pipeline) -> Callable[[str], bool]:
         elif arts:
             must.append(models.FieldCondition(key="article_id", match=models.MatchValue(value=arts[0].article)))
             if arts[0].law:
-                titles = [t for t in _titles(pipeline) if _law_match(arts[0].law, _law_norm(t))]
-                if not titles: cache[ref] = False; return False
-                must.append(models.FieldCondition(key="doc_title", match=models.MatchAny(any=titles)))
+                names = [t for t in titles() if law_match(arts[0].law, law_norm(t))]
+                if not names: cache[ref] = False; return False
+                must.append(models.FieldCondition(key="doc_title", match=models.MatchAny(any=names)))
         else: cache[ref] = False; return False
-        c = pipeline.client.count(pipeline.settings.collection, count_filter=models.Filter(must=must), exact=True).count
-        cache[ref] = c > 0
+        cache[ref] = client.count(collection, count_filter=models.Filter(must=must), exact=True).count > 0
         return cache[ref]
     return has
-
-def _titles(pipeline) -> list[str]:
-    if not hasattr(pipeline, "_doc_titles"):
-        seen, offset = set(), None
-        while True:
-            pts, offset = pipeline.client.scroll(pipeline.settings.collection, limit=512, offset=offset, with_payload=["doc_title"], with_vectors=False)
-            seen |= {p.payload.get("doc_title") for p in pts}
-            if offset is None: break
-        pipeline._doc_titles = sorted(t for t in seen if t)
-    return pipeline._doc_titles
 
 # %% ../nbs/41_critic.ipynb #d4e3aac2
 _NEG = re.compile(r"아니한다|아니하다|않는다|않다|아니다|아닌|없다|없으며|없는|못한다|못하|불가|금지|제외|아니하|않고|않으면|아니 된다")
@@ -153,8 +152,7 @@ def make_semantic_judge(settings, llm=None, log=None):
     "The judge for `settings.semantic_judge`: None (off), the negation rule, or the LLM judge (its calls go to `log`)."
     if settings.semantic_judge == "negation": return NegationRuleJudge()
     if settings.semantic_judge == "llm":
-        from cragrag.llm import OpenAICompatibleLLM
-        if not isinstance(llm, OpenAICompatibleLLM):
+        if llm is None or not llm.can_structured:
             raise ValueError("semantic_judge='llm' needs an OpenAI-compatible LLM: set CRAGRAG_LLM=openai and CRAGRAG_LLM_BASE_URL")
         return LLMSemanticJudge(llm, log)
     return None

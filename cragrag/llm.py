@@ -11,7 +11,8 @@ from typing import Sequence
 from pydantic import BaseModel, ValidationError
 from .prompts import PROMPTS, cite, render_context
 from .schema import QueryType, Source
-from .sparse import _CIRCLED as _CIRC, analyze, extract_refs
+from .korean import CIRCLED, extract_refs, split_units
+from .sparse import analyze
 
 # %% auto #0
 __all__ = ['LLMError', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM',
@@ -41,8 +42,11 @@ class CallLog(list):
     def records(self) -> list[dict]: return [asdict(c) for c in self]
 
 class BaseLLM:
-    "What every cragrag LLM offers; subclasses override what they support."
+    "What every cragrag LLM offers; subclasses override what they support and say so in the capability flags."
     name = "llm"
+    can_complete = False    # free-text chat completions (rewrites, regenerates)
+    can_structured = False  # schema-validated replies (graders, judges)
+    has_logprobs = False    # token log-probabilities with completions
     def complete(self, messages: list[dict], *, purpose: str = "complete", log: CallLog | None = None, max_tokens: int | None = None) -> str:
         "Text for chat `messages`."
         raise LLMError("unsupported", f"{self.name} cannot {purpose}: configure an OpenAI-compatible LLM (CRAGRAG_LLM=openai)")
@@ -75,6 +79,7 @@ def parse_json_reply(text: str, schema: type[BaseModel]) -> BaseModel:
 
 class OpenAICompatibleLLM(BaseLLM):
     "Any OpenAI-compatible chat server (vLLM, OpenAI, Ollama) through the `openai` SDK."
+    can_complete = can_structured = True
     def __init__(self, settings=None,             # `Settings`: llm_base_url, llm_model, llm_api_key, llm_timeout, llm_max_retries
                  base_url: str | None = None,     # overrides settings.llm_base_url
                  model: str | None = None,        # overrides settings.llm_model
@@ -163,29 +168,12 @@ class OpenAICompatibleLLM(BaseLLM):
             raise
 
 # %% ../nbs/33_llm.ipynb #aedaa7c5
-_OPEN, _CLOSE = "([<「『〈", ")]>」』〉"
 _STOP = {"있다", "하다", "되다", "없다", "어떻다", "알리다", "주다", "받다", "수", "것", "무엇", "뭐", "때", "경우", "나요", "이다", "않다", "같다"}
-
-def _units(text: str) -> list[str]:
-    "Sentences, 항 and 호 of `text`; never split inside brackets (\"(…제외한다. 이하 같다)\", \"<개정 2019. 1. 15.>\")."
-    out, cur, depth = [], [], 0
-    for i, ch in enumerate(text):
-        if ch in _OPEN: depth += 1
-        elif ch in _CLOSE: depth = max(depth - 1, 0)
-        nxt = text[i + 1:i + 4]
-        boundary = ch == "\n" or (depth == 0 and ch.isspace() and (
-            (i > 1 and text[i - 2:i] == "다.") or (nxt[:1] and nxt[0] in _CIRC) or re.match(r"\d{1,2}\.\s", nxt + " ")))
-        if boundary:
-            out.append("".join(cur)); cur = []
-            if ch == "\n": depth = 0
-        else: cur.append(ch)
-    out.append("".join(cur))
-    return [u.strip() for u in out if len(u.strip()) >= 6]
 
 def cite_unit(meta: dict, unit: str = "") -> str:
     "「법령명」 제N조 (제M항 when the unit is a 항): the common citation format."
     c = cite({**meta, "paragraph": None})   # the 항 comes from the unit itself, not from the chunk's range
-    if unit and unit[0] in _CIRC and meta.get("article_id"): c += f" 제{_CIRC[unit[0]]}항"
+    if unit and unit[0] in CIRCLED and meta.get("article_id"): c += f" 제{CIRCLED[unit[0]]}항"
     return c
 
 class ExtractiveLLM(BaseLLM):
@@ -196,7 +184,7 @@ class ExtractiveLLM(BaseLLM):
 
     def select(self, query: str, sources: Sequence[Source], search_query: str | None = None) -> list[tuple[Source, str, float]]:
         "The best-matching (source, unit, score) triples, in document order (terms of `query` and of `search_query`)."
-        units = [(s, u) for s in sources for u in _units(s.content)]
+        units = [(s, u) for s in sources for u in split_units(s.content)]
         if not units: return []
         title = {s.chunk_id: set(analyze(s.metadata.get("article_title") or "")) for s in sources}
         terms = [set(analyze(u)) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units

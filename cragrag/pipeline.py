@@ -54,6 +54,7 @@ class Pipeline:
         self._search_lock = threading.Lock()   # embedded Qdrant is one process, one caller at a time
         self.last_timings: dict = {}
         self.last_trace: dict | None = None   # the trace record of the last answer()
+        self._titles: list[str] | None = None  # the indexed document titles (the critic's law-name lookup)
 
     @property
     def client(self):
@@ -114,12 +115,18 @@ class Pipeline:
         from cragrag.embedding import bundled_cache
         from cragrag.index import index_chunks
         chunks = self.chunk(self.load(paths))   # parse everything before touching the store
-        self.__dict__.pop("_doc_titles", None)  # the critic's cached list of indexed documents
+        self._titles = None
         with self._search_lock:
             if recreate and self.client.collection_exists(self.settings.collection): self.client.delete_collection(self.settings.collection)
             self._ctx = None
             return index_chunks(self.client, self.settings.collection, chunks, self.embedder, self.sparse_encoder,
                                 cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
+
+    def indexed_titles(self) -> list[str]:
+        "The distinct document titles in the collection (cached until the next `index()`)."
+        from cragrag.critic import indexed_titles
+        if self._titles is None: self._titles = indexed_titles(self.client, self.settings.collection)
+        return self._titles
 
     def search_context(self):
         "The `SearchContext` for the configured collection (checks it exists and matches the models)."
@@ -228,15 +235,14 @@ def _answer(p: Pipeline, query, top_k, filters, trace_id) -> AnswerResponse:
 def _verify(p: Pipeline, query, route, sources, answer, log, rec):
     "Stage [4] and [4']: verify, classify, maybe regenerate once; returns (answer, verification projection, citations)."
     from cragrag.critic import corpus_lookup, critic_dispatch, make_semantic_judge
-    from cragrag.llm import OpenAICompatibleLLM
     from cragrag.schema import RiskLevel
     from cragrag.verify import verify_answer as _check
     judge = make_semantic_judge(p.settings, p.llm, log)   # per request: an LLM judge's calls belong to this request's log
     check = lambda a: _check(a, sources, semantic_judge=judge)
     v = check(answer)
-    lookup = corpus_lookup(p) if v.risk_level != RiskLevel.PASS else None
+    lookup = corpus_lookup(p.client, p.settings.collection, p.indexed_titles) if v.risk_level != RiskLevel.PASS else None
     regen = None
-    if isinstance(p.llm, OpenAICompatibleLLM):
+    if p.llm.can_complete:
         regen = lambda hint: p.llm.generate(query, route.query_type, sources, log=log, hint=hint)
     c = critic_dispatch(answer, v, sources, regen, check, lookup, enabled=p.settings.critic_dispatch_enabled)
     rec["verification"] = c.verification.record()

@@ -4,11 +4,11 @@
 
 # %% ../nbs/31_prompts.ipynb #61ae7fe2
 from __future__ import annotations
-import math, re
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 from .schema import QueryType, Source
-from .sparse import _REF
+from .korean import safe_cuts
 
 # %% auto #0
 __all__ = ['CITATION_FORMAT', 'COMMON_RULES', 'PROMPTS', 'REWRITE_PROMPT', 'PromptTemplate', 'rewrite_messages', 'cite',
@@ -102,12 +102,6 @@ def calc_context_budget(context_window: int,   # the model's window in tokens (e
     if left <= 0: raise ValueError(f"no room for context: window {context_window}, answer {max_answer_tokens}, prompt {count(prompt)} tokens")
     return left
 
-_CUT = re.compile(r"(?<=다\.)\s|(?<=\.)\n|\n(?=\s*(?:[\u2460-\u2473]|\d+\.|[가-하]\.))|\n")
-
-def _safe_cuts(text: str) -> list[int]:
-    "Positions where `text` may be cut: sentence/항/호 boundaries outside any article reference."
-    refs = [m.span() for m in _REF.finditer(text)]
-    return [m.start() for m in _CUT.finditer(text) if m.start() > 0 and not any(a < m.start() < b for a, b in refs)]
 
 def truncate_context(sources: Sequence[Source], # reranked sources (siblings follow their hit)
                      budget: int,               # tokens available (`calc_context_budget`)
@@ -124,7 +118,7 @@ def truncate_context(sources: Sequence[Source], # reranked sources (siblings fol
         cost = count(f"[{len(kept) + 1}] {source_header(s)}\n{s.content}") + 2
         if used + cost <= budget: kept[i], used = s, used + cost; continue
         room = budget - used - count(f"[{len(kept) + 1}] {source_header(s)}\n") - 4
-        cuts = [c for c in _safe_cuts(s.content) if count(s.content[:c]) <= room] if room > 20 else []
+        cuts = [c for c in safe_cuts(s.content) if count(s.content[:c]) <= room] if room > 20 else []
         if cuts:
             cut = max(cuts)
             kept[i] = s.model_copy(update={"content": s.content[:cut].rstrip() + " …", "metadata": {**s.metadata, "truncated": True}})

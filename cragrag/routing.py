@@ -6,15 +6,13 @@
 from __future__ import annotations
 import re
 from dataclasses import dataclass, field
+from .korean import LOOKUP_REF
 from .schema import QueryType, RouteResult, SearchStrategy
 
 # %% auto #0
 __all__ = ['Router', 'classify_query']
 
 # %% ../nbs/10_routing.ipynb #0f768b61
-_STRUCTURED_REF_PATTERN = (r"제\s*\d+\s*(?:-\s*\d+\s*)?조(?:\s*의\s*\d+)?"
-                           r"|(?<![\d.])\d+\s*(?:-\s*\d+\s*)?조(?:\s*의\s*\d+)?(?!\s*\d*\s*원)"
-                           r"|제\s*\d+\s*[항호]|별\s*표\s*\d*|부\s*칙|별\s*지(?:\s*제?\s*\d+\s*호)?(?:\s*서식)?|서식\s*\d+")
 _COMPARISON_PATTERN = (r"비교|차이|다른\s*점|다른게|다른\s*게|뭐가\s*달라|무엇이\s*다르|어떻게\s*다르|다른가요|다른지|다릅니까|달라요|"
                        r"\bvs\.?\b|\bVS\b|대비|구별|어느\s*(?:쪽|것|게)이?\s*(?:더|유리)|(?:와|과|랑|하고)\s*\S+\s*중(?:에)?\s*(?:어느|뭐|무엇)")
 _PROCEDURE_PATTERN = (r"어떻게(?!\s*(?:되|돼|다르|달라))|어케|어떡해|방법|절차|순서|단계|수순|프로세스|어디(?:에|서|로)\s*\S*"
@@ -37,7 +35,7 @@ class Router:
         def c(base, qt):
             alts = [base] + [f"(?:{p})" for p in self.extra.get(qt, [])]
             return re.compile("|".join(alts), re.I)
-        self.ref = c(_STRUCTURED_REF_PATTERN, QueryType.STRUCTURED_LOOKUP)
+        self.ref = c(LOOKUP_REF, QueryType.STRUCTURED_LOOKUP)
         self.comparison = c(_COMPARISON_PATTERN, QueryType.COMPARISON)
         self.procedure = c(_PROCEDURE_PATTERN, QueryType.PROCEDURE)
         self.procedure_weak = re.compile(_PROCEDURE_WEAK)

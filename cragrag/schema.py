@@ -93,6 +93,17 @@ class RiskLevel(str, Enum):
     SOFT_FAIL = "soft_fail"  # money / period / percentage mismatch
     HARD_FAIL = "hard_fail"  # cites an article or appendix absent from the context
 
+    @property
+    def rank(self) -> int:
+        "0 (pass) .. 3 (hard_fail): the one risk order every stage compares with."
+        return _RISK_ORDER.index(self)
+    def __lt__(self, o): return self.rank < o.rank if isinstance(o, RiskLevel) else NotImplemented
+    def __le__(self, o): return self.rank <= o.rank if isinstance(o, RiskLevel) else NotImplemented
+    def __gt__(self, o): return self.rank > o.rank if isinstance(o, RiskLevel) else NotImplemented
+    def __ge__(self, o): return self.rank >= o.rank if isinstance(o, RiskLevel) else NotImplemented
+
+_RISK_ORDER = list(RiskLevel)
+
 class Verification(BaseModel):
     "The response projection of the verifier: present only when there are warnings."
     risk_level: RiskLevel

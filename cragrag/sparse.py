@@ -4,32 +4,14 @@
 
 # %% ../nbs/20_sparse.ipynb #0058ba70
 from __future__ import annotations
-import hashlib, re, threading
+import hashlib, threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol, Sequence
+from .korean import extract_refs
 
 # %% auto #0
-__all__ = ['extract_refs', 'get_kiwi', 'analyze', 'analyze_many', 'SparseVec', 'term_id', 'SparseEncoder', 'KiwiBM25']
-
-# %% ../nbs/20_sparse.ipynb #be20335e
-_CIRCLED = {chr(0x2460 + i): i + 1 for i in range(20)} | {chr(0x3251 + i): i + 21 for i in range(15)} | {chr(0x32B1 + i): i + 36 for i in range(15)}
-_REF = re.compile(r"(?:제\s*)?(?<![\d.])(\d+)\s*(?:-\s*(\d+)\s*)?조(?!\s*\d*\s*원)(?:\s*의\s*(\d+))?"
-                  r"|별\s*표\s*(\d+)(?:\s*의\s*(\d+))?"
-                  r"|제\s*(\d+)\s*(항|호)"
-                  r"|([\u2460-\u2473\u3251-\u325f\u32b1-\u32bf])")
-
-def extract_refs(text: str) -> tuple[list[str], str]:
-    "Canonical reference terms in `text` (제43조의2, 별표1, 제1항) and the text with them blanked out."
-    refs = []
-    def sub(m):
-        art, dash, sub_, tbl, tsub, num, kind, circ = m.groups()
-        if art: refs.append(f"제{art}{'-' + dash if dash else ''}조{'의' + sub_ if sub_ else ''}")
-        elif tbl: refs.append(f"별표{tbl}{'의' + tsub if tsub else ''}")
-        elif num: refs.append(f"제{num}{kind}")
-        else: refs.append(f"제{_CIRCLED[circ]}항")
-        return " "
-    return refs, _REF.sub(sub, text)
+__all__ = ['get_kiwi', 'analyze', 'analyze_many', 'SparseVec', 'term_id', 'SparseEncoder', 'KiwiBM25']
 
 # %% ../nbs/20_sparse.ipynb #c278d289
 _KEEP = {"NNG", "NNP", "NR", "SN", "XR", "SL", "SH", "VV", "VA", "VV-R", "VA-R", "VV-I", "VA-I"}

@@ -9,106 +9,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 from .schema import Citation, RiskLevel, Verification
-from .sparse import _CIRCLED as _CIRC
+from .korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, find_appendix_refs, find_article_refs, header_article,
+                            identifier_spans, law_match, law_norm, split_sentences)
 
 # %% auto #0
-__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'ArticleRef', 'extract_article_refs', 'AppendixRef', 'extract_appendix_refs',
-           'NumericFact', 'extract_numeric_facts', 'render_fact', 'Claim', 'decompose_claims', 'ContextChunk',
-           'parse_context', 'ClaimRecord', 'VerificationResult', 'verify_answer']
-
-# %% ../nbs/40_verify.ipynb #66f86439
-_CIRC_CLASS = "\u2460-\u2473"
-
-@dataclass(frozen=True)
-class ArticleRef:
-    "A reference to 조 (and optionally 항, 호, 목) of a law."
-    article: str                 # canonical 조: 제12조, 제12조의2, 제7-66조
-    paragraph: int | None = None # 항 (① = 1)
-    item: int | None = None      # 호
-    subitem: str | None = None   # 목 (가, 나, …)
-    law: str | None = None       # law name when given («상법», «보험업법»), or resolved from 동법/같은 법
-
-    def __str__(self):
-        parts = ([f"「{self.law}」"] if self.law else []) + [self.article]
-        if self.paragraph: parts.append(f"제{self.paragraph}항")
-        if self.item: parts.append(f"제{self.item}호")
-        if self.subitem: parts.append(f"{self.subitem}목")
-        return " ".join(parts)
-
-_ART_RE = re.compile(
-    r"(?=[제\d같동])(?:(?:제\s*)?(?<![\d.,])(?P<art>\d+)\s*(?:-\s*(?P<dash>\d+)\s*)?조(?![건치정사합달성직세원])(?!\s*\d[\d,]*\s*원)(?:\s*의\s*(?P<sub>\d+))?"
-    r"|(?P<relart>같은\s*조|동\s*조))"
-    rf"(?:\s*(?:(?:제\s*)?(?P<para>\d+)\s*항|(?P<circ>[{_CIRC_CLASS}]))|\s*(?P<relpara>같은\s*항|동\s*항))?"
-    r"(?:\s*(?:제\s*)?(?P<item>\d+)\s*호)?"
-    r"(?:\s*(?P<mok>[가-하])\s*목)?")
-# the law name, looked for only in the few characters before a match (cheaper than an optional prefix at every position)
-_LAW_BEFORE = re.compile(r"(?:「\s*(?P<law>[^」\n]{1,90}?)\s*」|(?P<rel>같은\s*법|동법|이\s*법)"
-                         r"|(?<![가-힣])(?P<law2>[가-힣]{0,20}(?:법률|시행령|시행규칙|감독규정|법|규정|약관)))\s*$")
-
-_GENERIC = {"법", "법률", "시행령", "시행규칙", "규정", "규칙", "약관", "감독규정"}
-
-def _law_norm(name: str | None) -> str | None:
-    return re.sub(r"[\s「」]", "", name) if name else None
-
-def _article_refs(text: str) -> tuple[list[ArticleRef], list[tuple[int, int]]]:
-    refs, spans = [], []
-    if "조" not in text: return refs, spans
-    last: ArticleRef | None = None
-    last_law: str | None = None
-    for m in _ART_RE.finditer(text):
-        g = m.groupdict()
-        lm = _LAW_BEFORE.search(text, max(0, m.start() - 100), m.start())
-        law = _law_norm(lm["law"] or lm["law2"]) if lm else None
-        if law in _GENERIC: law = None   # "…에 관한 법률 제5조" cut off: a bare suffix names no law
-        if lm and lm["rel"]: law = last_law
-        if g["relart"]:
-            if last is None: continue
-            art, law = last.article, law or last.law
-        else:
-            art = f"제{g['art']}{'-' + g['dash'] if g['dash'] else ''}조{'의' + g['sub'] if g['sub'] else ''}"
-        para = int(g["para"]) if g["para"] else _CIRC.get(g["circ"]) if g["circ"] else None
-        if g["relpara"] and last is not None and last.article == art: para = last.paragraph
-        ref = ArticleRef(art, para, int(g["item"]) if g["item"] else None, g["mok"], law)
-        refs.append(ref); spans.append((lm.start() if lm else m.start(), m.end()))
-        last = ref
-        if law: last_law = law
-    return refs, spans
-
-def extract_article_refs(text: str) -> list[ArticleRef]:
-    "Every article reference in `text`, in order, with 같은 조 / 동법 resolved against the references before it."
-    return _article_refs(text or "")[0]
-
-# %% ../nbs/40_verify.ipynb #90e82ff5
-@dataclass(frozen=True)
-class AppendixRef:
-    "A reference to a 별표, 부칙 (article) or 서식."
-    kind: str   # 별표 | 부칙 | 서식
-    number: str # "1", "1의2"; for 부칙 the article ("제2조") or "" for the whole 부칙
-
-    def __str__(self):
-        if self.kind == "부칙": return f"부칙 {self.number}".strip()
-        return f"{self.kind}{self.number}" if self.kind == "별표" else f"서식{self.number}"
-
-_APP_RE = re.compile(
-    r"\[?\s*별\s*표\s*(?P<t>\d+)(?:\s*의\s*(?P<tsub>\d+))?\s*\]?"
-    r"|별\s*지\s*(?:제\s*)?(?P<f>\d+)\s*호\s*(?:의\s*(?P<fsub>\d+)\s*)?서\s*식"
-    r"|(?<![호])서\s*식\s*(?:제\s*)?(?P<s>\d+)(?:\s*호)?"
-    r"|부\s*칙(?:\s*<[^>\n]{0,30}>)?(?:\s*제\s*(?P<b>\d+)\s*조(?:\s*의\s*(?P<bsub>\d+))?)?")
-
-def _appendix_refs(text: str) -> tuple[list[AppendixRef], list[tuple[int, int]]]:
-    refs, spans = [], []
-    for m in _APP_RE.finditer(text):
-        g = m.groupdict()
-        if g["t"]: r = AppendixRef("별표", g["t"] + (f"의{g['tsub']}" if g["tsub"] else ""))
-        elif g["f"]: r = AppendixRef("서식", g["f"] + (f"의{g['fsub']}" if g["fsub"] else ""))
-        elif g["s"]: r = AppendixRef("서식", g["s"])
-        else: r = AppendixRef("부칙", f"제{g['b']}조" + (f"의{g['bsub']}" if g["bsub"] else "") if g["b"] else "")
-        refs.append(r); spans.append(m.span())
-    return refs, spans
-
-def extract_appendix_refs(text: str) -> list[AppendixRef]:
-    "Every 별표 / 부칙 / 서식 reference in `text`, canonical (별표 1의2 → 별표1의2; 별지 제1호서식 → 서식1)."
-    return _appendix_refs(text or "")[0]
+__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'NumericFact', 'extract_numeric_facts', 'render_fact', 'Claim', 'decompose_claims',
+           'ContextChunk', 'parse_context', 'ClaimRecord', 'VerificationResult', 'verify_answer']
 
 # %% ../nbs/40_verify.ipynb #795e3239
 @dataclass(frozen=True)
@@ -216,9 +122,10 @@ def _ranges(text: str, found):
 
 def _all_facts(text: str) -> tuple[list[ArticleRef], list[AppendixRef], list[NumericFact]]:
     "Article refs, appendix refs and numeric facts of `text`, in one pass (reference spans are blanked before numbers)."
-    arts, s1 = _article_refs(text); apps, s2 = _appendix_refs(text)
+    arts, s1 = find_article_refs(text); apps, s2 = find_appendix_refs(text)
     if not any(ch.isdigit() for ch in text): return arts, apps, []
-    t = _blank(text, s1 + s2) if s1 or s2 else text
+    spans = s1 + s2 + identifier_spans(text)   # phone, resident and account numbers are not quantities
+    t = _blank(text, spans) if spans else text
     return arts, apps, [f for _, _, f in _ranges(t, _numeric(t))]
 
 def extract_numeric_facts(text: str) -> list[NumericFact]:
@@ -250,7 +157,6 @@ class Claim:
     @property
     def verifiable(self) -> bool: return bool(self.article_refs or self.appendix_refs or self.numeric_facts)
 
-_SENT = re.compile(r"(?<=[다요]\.)\s+(?=\S)")
 _TABLE_SEP = re.compile(r"^\|?[\s:|\-]+\|?$")
 
 def decompose_claims(answer: str) -> list[Claim]:
@@ -259,7 +165,7 @@ def decompose_claims(answer: str) -> list[Claim]:
     for line in (answer or "").splitlines():
         s = line.strip()
         if not s or _TABLE_SEP.match(s): continue
-        parts = [s] if s.startswith("|") else [p for p in _SENT.split(s) if p.strip()]
+        parts = [s] if s.startswith("|") else split_sentences(s)
         for p in parts:
             p = p.strip()
             claims.append(Claim(p, *_all_facts(p)))
@@ -278,16 +184,15 @@ class ContextChunk:
     appendix: frozenset[AppendixRef]
     facts: frozenset[tuple]          # (kind, value) of every numeric fact, endpoints of ranges included
 
-_HEADER = re.compile(r"^\s*(?:#+\s*)?제\s*(\d+)\s*(?:-\s*(\d+)\s*)?조(?:\s*의\s*(\d+))?\s*\(")
-_PARA_START = re.compile(rf"(?:^|\n|\s)([{_CIRC_CLASS}])")
+_PARA_START = re.compile(rf"(?:^|\n|\s)([{CIRCLED_CLASS}])")
 _ITEM_START = re.compile(r"(?:^|\n)\s*(\d{1,3})\.\s")
-_RANGE_META = re.compile(rf"([{_CIRC_CLASS}]|\d+)(?:\s*-\s*([{_CIRC_CLASS}]|\d+))?")
+_RANGE_META = re.compile(rf"([{CIRCLED_CLASS}]|\d+)(?:\s*-\s*([{CIRCLED_CLASS}]|\d+))?")
 
 def _meta_range(s: str | None) -> set[int]:
     if not s: return set()
     m = _RANGE_META.match(str(s).strip())
     if not m: return set()
-    v = lambda x: _CIRC.get(x) or int(x)
+    v = lambda x: CIRCLED.get(x) or int(x)
     a = v(m.group(1)); b = v(m.group(2)) if m.group(2) else a
     return set(range(a, b + 1))
 
@@ -300,14 +205,13 @@ def _fact_keys(facts: Iterable[NumericFact]) -> set[tuple]:
 
 @lru_cache(maxsize=4096)
 def _parse_chunk(chunk_id: str, text: str, law: str | None, article: str | None, paragraph: str | None, item: str | None) -> ContextChunk:
-    if article is None and (m := _HEADER.match(text)):
-        article = f"제{m.group(1)}{'-' + m.group(2) if m.group(2) else ''}조{'의' + m.group(3) if m.group(3) else ''}"
-    paras = _meta_range(paragraph) | {_CIRC[c] for c in _PARA_START.findall(text)}
+    article = article or header_article(text)
+    paras = _meta_range(paragraph) | {CIRCLED[c] for c in _PARA_START.findall(text)}
     items = _meta_range(item) | {int(n) for n in _ITEM_START.findall(text)}
     arts, apps, facts = _all_facts(text)
     app = set(apps)
     if article and article.startswith("별표"): app.add(AppendixRef("별표", article[2:]))
-    return ContextChunk(chunk_id, _law_norm(law), article, frozenset(paras or ({1} if article else set())), frozenset(items),
+    return ContextChunk(chunk_id, law_norm(law), article, frozenset(paras or ({1} if article else set())), frozenset(items),
                         tuple(arts), frozenset(app), frozenset(_fact_keys(facts)))
 
 def parse_context(chunks: Sequence) -> list[ContextChunk]:
@@ -363,21 +267,10 @@ class VerificationResult:
         return {"risk_level": self.risk_level.value, "groundedness": self.groundedness, "warnings": self.warnings,
                 "claims": [asdict(c) for c in self.claims]}
 
-def _law_level(name: str) -> str: return next((x for x in ("시행규칙", "시행령") if name.endswith(x)), "")
-
-def _law_match(a: str | None, b: str | None) -> bool:
-    "Same law: equal, one the tail of the other, or an abbreviation (화재예방법 ~ 화재의예방및안전관리에관한법률); never an act for its decree."
-    if not a or not b or a == b: return True
-    if _law_level(a) != _law_level(b): return False
-    if a.endswith(b) or b.endswith(a): return True
-    short, long_ = sorted((a, b), key=len)
-    it = iter(long_)
-    return short[0] == long_[0] and all(ch in it for ch in short)
-
 def _check_article(ref: ArticleRef, ctx: list[ContextChunk]) -> tuple[str, list[str]]:
     "found | hierarchy | missing, and the chunks that hold the reference."
-    own = [c for c in ctx if c.article == ref.article and _law_match(ref.law, c.law)]
-    ment = [c for c in ctx if any(m.article == ref.article and _law_match(ref.law, m.law or c.law) for m in c.mentioned)]
+    own = [c for c in ctx if c.article == ref.article and law_match(ref.law, c.law)]
+    ment = [c for c in ctx if any(m.article == ref.article and law_match(ref.law, m.law or c.law) for m in c.mentioned)]
     if not own and not ment: return "missing", []
     if ref.paragraph is None and ref.item is None: return "found", [c.chunk_id for c in own or ment]
     ok = [c for c in own if (ref.paragraph is None or ref.paragraph in c.paragraphs) and (ref.item is None or ref.item in c.items or not c.items)]

@@ -2,7 +2,8 @@
 import json, subprocess
 import pytest
 from hypothesis import given, settings, strategies as st
-from cragrag.sparse import analyze, extract_refs, KiwiBM25
+from cragrag.korean import extract_refs
+from cragrag.sparse import analyze, KiwiBM25
 
 def run(*args, **kw):
     return subprocess.run(["cragrag", *args], capture_output=True, text=True, timeout=600, **kw)

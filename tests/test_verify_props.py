@@ -3,7 +3,8 @@ renderings of one amount compare equal, and the verdict is a pure function of (a
 import random
 from hypothesis import given, settings, strategies as st
 from cragrag.schema import RiskLevel
-from cragrag.verify import (decompose_claims, extract_appendix_refs, extract_article_refs, extract_numeric_facts,
+from cragrag.korean import extract_appendix_refs, extract_article_refs
+from cragrag.verify import (decompose_claims, extract_numeric_facts,
                             render_fact, verify_answer)
 
 KOREAN = st.text(alphabet=st.sampled_from(list("제조항호의목별표부칙서식지원만억천백십일주개월년세회%퍼센트분/.,-~ 0123456789①②③「」[]()가나다보험금다요.\n|")), max_size=200)
