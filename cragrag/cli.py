@@ -8,7 +8,7 @@ import argparse, json, sys, time
 from pathlib import Path
 from .config import ConfigError, load_settings
 from .documents import DocumentError
-from .pipeline import Pipeline, StageNotBuilt
+from .pipeline import Pipeline
 
 # %% auto #0
 __all__ = ['SAMPLE_QUESTIONS', 'cmd_demo', 'cmd_chunks', 'cmd_config', 'cmd_docs', 'cmd_index', 'print_sources', 'cmd_search',
@@ -21,11 +21,6 @@ SAMPLE_QUESTIONS = [
     "보험료 안 내서 보험이 끊겼는데 다시 살릴 수 있나요",   # vocabulary gap: rescued by a rewrite (상법 제650조의2 부활)
 ]
 
-def _stage(label, f):
-    "Run one stage; print its result or that it is not built yet."
-    try: return f()
-    except StageNotBuilt as e: print(f"  {label}: not built yet ({e.stage})"); return None
-
 def cmd_demo(args) -> int:
     "Index the bundled demo corpus and answer the sample questions."
     t0 = time.perf_counter()
@@ -35,14 +30,11 @@ def cmd_demo(args) -> int:
     print(f"demo corpus: {len(docs)} documents, {sum(len(d.articles) for d in docs)} live articles, {len(chunks)} chunks")
     for d in docs: print(f"  {d.title} ({d.format}, 시행 {d.effective_date or '-'}): {len(d.articles)} articles")
     print(f"qdrant: {p.settings.qdrant_url or p.settings.qdrant_path} collection={p.settings.collection}")
-    rep = _stage("index", lambda: p.index(None, progress=False))
-    if rep is not None: print(f"index: {rep}")
+    print(f"index: {p.index(None, progress=False)}")
     for q in args.questions or SAMPLE_QUESTIONS:
         print(f"\nQ: {q}")
-        ret = _stage("retrieve", lambda: p.retrieve(q, top_k=3))
-        if ret is not None: print_sources(ret)
-        res = _stage("answer", lambda: p.answer(q))
-        if res is not None: print_answer(res, p.last_trace)
+        print_sources(p.retrieve(q, top_k=3))
+        print_answer(p.answer(q), p.last_trace)
     print(f"\ndone in {time.perf_counter() - t0:.1f} s")
     p.close()
     return 0
@@ -188,6 +180,6 @@ def main(argv: list[str] | None = None) -> int:
     "Entry point of the `cragrag` command."
     args = build_parser().parse_args(argv)
     try: return args.func(args)
-    except (ConfigError, DocumentError, StageNotBuilt, ValueError, LookupError, ImportError, RuntimeError, OSError) as e:
+    except (ConfigError, DocumentError, ValueError, LookupError, ImportError, RuntimeError, OSError) as e:
         print(f"cragrag: {e}", file=sys.stderr)
         return 2

@@ -125,14 +125,21 @@ class RetrieveResponse(BaseModel):
     query: str
     route: RouteResult
     sources: list[Source]
-    elapsed_ms: int
+    elapsed_ms: int                # query time, model loading excluded
+    load_ms: int | None = None     # model loading this request paid for (first request of a process); omitted when none
+
+    @model_serializer(mode="wrap")
+    def _conditional_keys(self, handler):
+        d = handler(self)
+        if not self.load_ms: d.pop("load_ms", None)
+        return d
 
 class AnswerResponse(BaseModel):
-    "Response of `answer()` and `POST /answer` (seed 000 응답 구조)."
+    "Response of `answer()` and `POST /answer` (the pipeline design's response structure)."
     trace_id: str
     query: str
     answer: str
-    elapsed_ms: int
+    elapsed_ms: int                # query time, model loading excluded
     sources: list[Source]
     citations: list[Citation] = Field(default_factory=list)
     route: RouteResult
@@ -141,10 +148,12 @@ class AnswerResponse(BaseModel):
     is_refusal: bool = False
     refusal_reason: str | None = None
     generator: str | None = None
+    load_ms: int | None = None     # model loading this request paid for; omitted when none
 
     @model_serializer(mode="wrap")
     def _conditional_keys(self, handler):
         d = handler(self)
+        if not self.load_ms: d.pop("load_ms", None)
         if not self.citations: d.pop("citations", None)
         if self.verification is None or not self.verification.warnings: d.pop("verification", None)
         if not self.crag_retries: d.pop("crag_retries", None)
