@@ -6,26 +6,40 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/09_api.ipynb #604322db
-_LAZY = {
-    "Settings": "cragrag.config", "load_settings": "cragrag.config", "ConfigError": "cragrag.config",
-    "Pipeline": "cragrag.pipeline", "Router": "cragrag.routing", "QueryType": "cragrag.schema", "SearchStrategy": "cragrag.schema", "index_documents": "cragrag.pipeline", "retrieve": "cragrag.pipeline",
-    "answer": "cragrag.pipeline", "classify_query": "cragrag.pipeline", "verify_answer": "cragrag.pipeline",
-    "load_documents": "cragrag.documents", "load_document": "cragrag.documents", "chunk_document": "cragrag.documents",
-    "load_demo_corpus": "cragrag.documents", "DocumentError": "cragrag.documents",
-    "KiwiBM25": "cragrag.sparse", "make_embedder": "cragrag.embedding", "EmbeddingCache": "cragrag.embedding",
-    "index_chunks": "cragrag.index", "IndexMismatch": "cragrag.index",
-    "search_rrf_only": "cragrag.search", "search_and_rerank": "cragrag.search", "SearchContext": "cragrag.search",
-    "CalibratedReranker": "cragrag.rerank", "BGEReranker": "cragrag.rerank", "calibrate": "cragrag.rerank",
-    "create_app": "cragrag.server",
-    "run_crag": "cragrag.crag", "evaluate_retrieval": "cragrag.crag", "GlossaryRewriter": "cragrag.crag", "LLMRewriter": "cragrag.crag",
-    "REFUSAL_ANSWER": "cragrag.crag", "PROMPTS": "cragrag.prompts", "OpenAICompatibleLLM": "cragrag.llm", "ExtractiveLLM": "cragrag.llm",
-    "LLMError": "cragrag.llm", "JudgeCRAG": "cragrag.judge", "ScriptedLLMServer": "cragrag.scripted",
-    "trace_summary": "cragrag.traces", "read_traces": "cragrag.traces",
-    "extract_article_refs": "cragrag.verify", "extract_appendix_refs": "cragrag.verify", "extract_numeric_facts": "cragrag.verify",
-    "decompose_claims": "cragrag.verify", "ArticleRef": "cragrag.verify", "AppendixRef": "cragrag.verify", "NumericFact": "cragrag.verify",
-    "classify_failure": "cragrag.critic", "NegationRuleJudge": "cragrag.critic", "LLMSemanticJudge": "cragrag.critic",
-}
+# %% ../nbs/09_api.ipynb #e32fb22c
+_LAZY = {}   # public name → the module that defines it
+
+def _register(module, names):
+    "Make each of `names` (space-separated) resolve lazily from `cragrag.<module>`."
+    _LAZY.update(dict.fromkeys(names.split(), f"cragrag.{module}"))
+
+# %% ../nbs/09_api.ipynb #2fd837e9
+_register("config", "Settings load_settings ConfigError")
+_register("pipeline", "Pipeline index_documents retrieve answer classify_query verify_answer")
+_register("routing", "Router")
+_register("schema", "QueryType SearchStrategy")
+_register("documents", "load_documents load_document chunk_document load_demo_corpus DocumentError")
+
+# %% ../nbs/09_api.ipynb #b1328f7e
+_register("sparse", "KiwiBM25")
+_register("embedding", "make_embedder EmbeddingCache")
+_register("index", "index_chunks IndexMismatch")
+_register("search", "search_rrf_only search_and_rerank SearchContext")
+_register("rerank", "CalibratedReranker BGEReranker calibrate")
+_register("server", "create_app")
+
+# %% ../nbs/09_api.ipynb #0bf1c95e
+_register("crag", "run_crag evaluate_retrieval GlossaryRewriter LLMRewriter REFUSAL_ANSWER")
+_register("prompts", "PROMPTS")
+_register("llm", "OpenAICompatibleLLM ExtractiveLLM LLMError")
+_register("judge", "JudgeCRAG")
+_register("scripted", "ScriptedLLMServer")
+_register("traces", "trace_summary read_traces")
+_register("verify", "extract_article_refs extract_appendix_refs extract_numeric_facts decompose_claims "
+                    "ArticleRef AppendixRef NumericFact")
+_register("critic", "classify_failure NegationRuleJudge LLMSemanticJudge")
+
+# %% ../nbs/09_api.ipynb #d23ab939
 __all__ = list(_LAZY)
 
 def __getattr__(name):
