@@ -6,21 +6,22 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/09_api.ipynb #e32fb22c
+# %% ../nbs/09_api.ipynb #dd18dc61
 _LAZY = {}   # public name → the module that defines it
 
 def _register(module, names):
     "Make each of `names` (space-separated) resolve lazily from `cragrag.<module>`."
     _LAZY.update(dict.fromkeys(names.split(), f"cragrag.{module}"))
 
-# %% ../nbs/09_api.ipynb #2fd837e9
+# %% ../nbs/09_api.ipynb #461388c1
 _register("config", "Settings load_settings ConfigError")
-_register("pipeline", "Pipeline index_documents retrieve answer classify_query verify_answer")
-_register("routing", "Router")
+_register("pipeline", "Pipeline index_documents retrieve answer")
+_register("routing", "Router classify_query")
+_register("verify", "verify_answer")
 _register("schema", "QueryType SearchStrategy")
 _register("documents", "load_documents load_document chunk_document load_demo_corpus DocumentError")
 
-# %% ../nbs/09_api.ipynb #b1328f7e
+# %% ../nbs/09_api.ipynb #7a8e9283
 _register("sparse", "KiwiBM25")
 _register("embedding", "make_embedder EmbeddingCache")
 _register("index", "index_chunks IndexMismatch")
@@ -28,18 +29,18 @@ _register("search", "search_rrf_only search_and_rerank SearchContext")
 _register("rerank", "CalibratedReranker BGEReranker calibrate")
 _register("server", "create_app")
 
-# %% ../nbs/09_api.ipynb #0bf1c95e
+# %% ../nbs/09_api.ipynb #139679da
 _register("crag", "run_crag evaluate_retrieval GlossaryRewriter LLMRewriter REFUSAL_ANSWER")
 _register("prompts", "PROMPTS")
 _register("llm", "OpenAICompatibleLLM ExtractiveLLM LLMError")
 _register("judge", "JudgeCRAG")
 _register("scripted", "ScriptedLLMServer")
 _register("traces", "trace_summary read_traces")
-_register("verify", "extract_article_refs extract_appendix_refs extract_numeric_facts decompose_claims "
-                    "ArticleRef AppendixRef NumericFact")
+_register("verify", "extract_numeric_facts decompose_claims NumericFact")
+_register("korean", "extract_article_refs extract_appendix_refs ArticleRef AppendixRef")
 _register("critic", "classify_failure NegationRuleJudge LLMSemanticJudge")
 
-# %% ../nbs/09_api.ipynb #d23ab939
+# %% ../nbs/09_api.ipynb #219ae457
 __all__ = list(_LAZY)
 
 def __getattr__(name):
