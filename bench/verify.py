@@ -13,7 +13,7 @@ import argparse, json, re, statistics, time
 from collections import Counter
 from pathlib import Path
 from cragrag.documents import chunk_document, load_demo_corpus, load_documents
-from cragrag.verify import _parse_chunk, verify_answer
+from cragrag.verify import parse_chunk, verify_answer
 
 root = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
@@ -45,7 +45,7 @@ reps = max(args.n // len(cases), 1) * len(cases)
 base = timed(lambda i: naive(*cases[i % len(cases)]), reps)
 warm = timed(lambda i: verify_answer(*cases[i % len(cases)]), reps)
 def cold_one(i):
-    _parse_chunk.cache_clear(); verify_answer(*cases[i % len(cases)])
+    parse_chunk.cache_clear(); verify_answer(*cases[i % len(cases)])
 cold = timed(cold_one, reps)
 lens = [len(a) for a, _ in cases]
 print(f"speed: {len(cases)} answers of {min(lens)}-{max(lens)} characters against 5 chunks each, {reps} calls")

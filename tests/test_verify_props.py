@@ -1,18 +1,39 @@
-"""Property tests of the Self-RAG verifier: it never raises on arbitrary text, normalisation is idempotent, equivalent
-renderings of one amount compare equal, and the verdict is a pure function of (answer, context)."""
-import random
+"""Property tests of the Self-RAG verifier: extraction is total and well-formed on arbitrary text, normalisation is
+idempotent, equivalent renderings of one amount compare equal, and the verdict is a pure function of (answer, context)
+that follows the risk-level policy."""
+import random, re
 from hypothesis import given, settings, strategies as st
 from cragrag.schema import RiskLevel
-from cragrag.korean import extract_appendix_refs, extract_article_refs
-from cragrag.verify import (decompose_claims, extract_numeric_facts,
+from cragrag.korean import ARTICLE_ID, extract_appendix_refs, extract_article_refs
+from cragrag.verify import (KIND_KO, decompose_claims, extract_numeric_facts,
                             render_fact, verify_answer)
 
 KOREAN = st.text(alphabet=st.sampled_from(list("제조항호의목별표부칙서식지원만억천백십일주개월년세회%퍼센트분/.,-~ 0123456789①②③「」[]()가나다보험금다요.\n|")), max_size=200)
 
 @settings(max_examples=400, deadline=None)
 @given(KOREAN)
-def test_extractors_never_raise(text):
-    extract_article_refs(text); extract_appendix_refs(text); extract_numeric_facts(text); decompose_claims(text)
+def test_extractors_are_total_and_well_formed(text):
+    "Any text gives canonical article ids, known appendix and fact kinds, and claims that are pieces of its lines."
+    assert all(re.fullmatch(ARTICLE_ID, r.article) for r in extract_article_refs(text))
+    assert all(a.kind in ("별표", "부칙", "서식") for a in extract_appendix_refs(text))
+    facts = extract_numeric_facts(text)
+    assert all(f.kind in KIND_KO for f in facts) and facts == extract_numeric_facts(text)
+    claims = decompose_claims(text)
+    assert all(c.text and c.text == c.text.strip() and "\n" not in c.text and c.text in text for c in claims), claims
+    assert all(c.verifiable == bool(c.article_refs or c.appendix_refs or c.numeric_facts) for c in claims)
+
+@settings(max_examples=400, deadline=None)
+@given(KOREAN, st.lists(KOREAN, max_size=3))
+def test_verdict_follows_the_risk_policy(answer, chunks):
+    "hard_fail exactly when a cited ref is missing; pass exactly when nothing is warned; groundedness 1.0 exactly on a pass with facts."
+    v = verify_answer(answer, chunks)
+    assert v.risk_level in RiskLevel and v.record() == verify_answer(answer, list(chunks)).record()
+    assert (v.risk_level == RiskLevel.HARD_FAIL) == bool(v.missing_refs)
+    assert (v.risk_level == RiskLevel.PASS) == (not v.warnings) == (v.projection() is None)
+    assert (v.groundedness is None) == (not any(c.verifiable for c in v.claims))
+    assert v.groundedness is None or 0 <= v.groundedness <= 1
+    assert (v.groundedness == 1.0) == (v.risk_level == RiskLevel.PASS and v.groundedness is not None)
+    assert all(c.supported_by_chunks and set(c.supported_by_chunks) <= {str(i) for i in range(len(chunks))} for c in v.citations)
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=300), st.lists(st.text(max_size=200), max_size=4))
