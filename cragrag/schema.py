@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 __all__ = ['QueryType', 'SearchStrategy', 'RouteResult', 'Chunk', 'Source', 'Citation', 'RiskLevel', 'Verification',
            'RetrieveResponse', 'AnswerResponse']
 
-# %% ../nbs/01_schema.ipynb #916c2af9
+# %% ../nbs/01_schema.ipynb #9ee2e7c4
 class QueryType(str, Enum):
     "What the question asks for (the router's five types); decides the strategy and the prompt template."
     STRUCTURED_LOOKUP = "structured_lookup"  # 제N조 / 별표N / 부칙 / 서식N, without a meaning question
@@ -21,14 +21,14 @@ class QueryType(str, Enum):
     COMPARISON = "comparison"                # 비교 · 차이 · 다른 점 · vs
     SIMPLE_FACT = "simple_fact"              # none of the above (default)
 
-# %% ../nbs/01_schema.ipynb #a6591a82
+# %% ../nbs/01_schema.ipynb #4f3223a3
 class SearchStrategy(str, Enum):
     "How the hybrid candidate pool is composed (the router's prefetch factors)."
     BM25_HEAVY = "bm25_heavy"    # dense ×3, BM25 ×8
     DENSE_HEAVY = "dense_heavy"  # dense ×8, BM25 ×3
     HYBRID = "hybrid"            # ×6 / ×6
 
-# %% ../nbs/01_schema.ipynb #2715cfd8
+# %% ../nbs/01_schema.ipynb #929e0a11
 class RouteResult(BaseModel):
     "The router's decision for one query."
     model_config = ConfigDict(frozen=True)
@@ -64,7 +64,7 @@ class Chunk(BaseModel):
         "The Qdrant payload (everything but the id)."
         return self.model_dump(exclude={"chunk_id"})
 
-# %% ../nbs/01_schema.ipynb #dcef5269
+# %% ../nbs/01_schema.ipynb #51af5064
 class Source(BaseModel):
     "One retrieved chunk as returned to clients."
     chunk_id: str
@@ -82,14 +82,14 @@ class Source(BaseModel):
         if self.image_paths is None: d.pop("image_paths", None)
         return d
 
-# %% ../nbs/01_schema.ipynb #5f437571
+# %% ../nbs/01_schema.ipynb #a01996f1
 class Citation(BaseModel):
     "A claim of the answer mapped to the article refs it cites and the chunks that support it."
     claim: str
     refs: list[str] = Field(default_factory=list)
     supported_by_chunks: list[str] = Field(default_factory=list)
 
-# %% ../nbs/01_schema.ipynb #68d8459b
+# %% ../nbs/01_schema.ipynb #c5cc3d1e
 class RiskLevel(str, Enum):
     "Severity of the Self-RAG check (the verifier's risk levels), in increasing order."
     PASS = "pass"            # all refs and numbers found in the context
@@ -108,7 +108,7 @@ class RiskLevel(str, Enum):
 
 _RISK_ORDER = list(RiskLevel)
 
-# %% ../nbs/01_schema.ipynb #97d09da5
+# %% ../nbs/01_schema.ipynb #ffdb7a4b
 class Verification(BaseModel):
     "The response projection of the verifier: present only when there are warnings."
     risk_level: RiskLevel
@@ -123,7 +123,7 @@ class Verification(BaseModel):
             if getattr(self, k) is None: d.pop(k, None)
         return d
 
-# %% ../nbs/01_schema.ipynb #c235da80
+# %% ../nbs/01_schema.ipynb #7a34a02b
 class RetrieveResponse(BaseModel):
     "Response of `retrieve()` and `POST /retrieve`."
     trace_id: str
@@ -139,7 +139,7 @@ class RetrieveResponse(BaseModel):
         if not self.load_ms: d.pop("load_ms", None)
         return d
 
-# %% ../nbs/01_schema.ipynb #78da2fce
+# %% ../nbs/01_schema.ipynb #cecb37a0
 class AnswerResponse(BaseModel):
     "Response of `answer()` and `POST /answer` (the pipeline design's response structure)."
     trace_id: str
