@@ -9,21 +9,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 import yaml
 from .korean import ARTICLE_ID, CIRCLED_CLASS
 from .schema import Chunk
 
 # %% auto #0
-__all__ = ['TEXT_SUFFIXES', 'SUFFIXES', 'DEMO_SELECTION', 'DocumentError', 'Line', 'Article', 'Document', 'read_text',
-           'split_front_matter', 'parse_legalize', 'parse_article_lines', 'text_blocks', 'appendix_id',
+__all__ = ['TEXT_SUFFIXES', 'SUFFIXES', 'DEMO_SELECTION', 'Line', 'Article', 'Document', 'demo_corpus_dir', 'DocumentError',
+           'read_text', 'split_front_matter', 'parse_legalize', 'parse_article_lines', 'text_blocks', 'appendix_id',
            'parse_appendix', 'pdf_lines', 'load_document', 'iter_files', 'load_documents', 'split_article',
-           'article_header', 'chunk_document', 'demo_corpus_dir', 'load_demo_corpus']
+           'article_header', 'chunk_document', 'load_demo_corpus']
 
-# %% ../nbs/03_documents.ipynb #4806f54e
-class DocumentError(ValueError):
-    "A file cannot be loaded; the message names the file and says what to do."
-
+# %% ../nbs/03_documents.ipynb #2009b76a
 @dataclass
 class Line:
     "One line of source text, with its PDF page when it has one."
@@ -41,6 +38,7 @@ class Article:
     @property
     def text(self) -> str: return "\n".join(l.text for l in self.lines)
 
+# %% ../nbs/03_documents.ipynb #d06c9e84
 @dataclass
 class Document:
     "A loaded source file: its metadata and its live articles in order."
@@ -61,7 +59,16 @@ class Document:
             if a.article_id == article_id: return a
         raise KeyError(f"{article_id} not in {self.doc_id}")
 
-# %% ../nbs/03_documents.ipynb #86de8de3
+# %% ../nbs/03_documents.ipynb #3133cff3
+def demo_corpus_dir() -> Path:
+    "Folder of the bundled demo corpus."
+    from importlib.resources import files
+    return Path(str(files("cragrag") / "corpus"))
+
+# %% ../nbs/03_documents.ipynb #4806f54e
+class DocumentError(ValueError):
+    "A file cannot be loaded; the message names the file and says what to do."
+
 def read_text(path: Path) -> str:
     "Decode a text file (UTF-8, UTF-8-BOM or CP949) or raise `DocumentError` naming it."
     raw = path.read_bytes()
@@ -71,6 +78,7 @@ def read_text(path: Path) -> str:
         except UnicodeDecodeError: pass
     raise DocumentError(f"{path}: cannot decode as UTF-8 or CP949; convert the file to UTF-8")
 
+# %% ../nbs/03_documents.ipynb #16f75448
 def split_front_matter(text: str, path: Path | str = "<text>") -> tuple[dict, str]:
     "Split a `---` YAML front matter block from the body (dates become ISO strings)."
     m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
@@ -83,74 +91,90 @@ def split_front_matter(text: str, path: Path | str = "<text>") -> tuple[dict, st
 
 # %% ../nbs/03_documents.ipynb #21f1fa54
 _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|~])")
-_DELETED = re.compile(r"^\s*[<(]?삭\s*제[>)]?\s*(<[^>]*>|\[[^\]]*\])?\s*$")
 
 def _clean_md(s: str) -> str:
+    "A markdown line as the statute writes it: no bold marks, no backslash escapes."
     s = re.sub(r"\*\*([^*]+)\*\*", r"\1", s)  # **①** → ①
     return _MD_ESCAPE.sub(r"\1", s).strip()
 
-def _chapter(stack: list[str]) -> str | None:
-    return " > ".join(stack) or None
+# %% ../nbs/03_documents.ipynb #ce5296b9
+_DELETED = re.compile(r"^\s*[<(]?삭\s*제[>)]?\s*(<[^>]*>|\[[^\]]*\])?\s*$")
 
 def _finish(arts: list[Article], deleted: list[str], a: Article | None):
+    "Close article `a`: a live one joins `arts`, a deleted (or empty) one's id joins `deleted`."
     if a is None: return
     if a.kind == "article" and (not a.lines or _DELETED.match(a.text)):
         deleted.append(a.article_id)
     elif a.lines: arts.append(a)
 
+# %% ../nbs/03_documents.ipynb #e1850f95
+def _chapter(stack: list[str]) -> str | None:
+    "The chapter path as stored in chunks: '제4편 보험 > 제1장 통칙'."
+    return " > ".join(stack) or None
+
+def _push_heading(stack: list[tuple[int, str]], level: int, text: str) -> list[tuple[int, str]]:
+    "The heading path after a `#`–`####` heading: it closes its siblings and their children."
+    return [s for s in stack if s[0] < level] + [(level, re.sub(r"\s*<[^>]*>\s*$", "", text))]
+
+# %% ../nbs/03_documents.ipynb #232b4c84
+_LEGALIZE_ARTICLE = re.compile(rf"^({ARTICLE_ID})\s*(?:\((.*)\))?\s*$")
+
+def _article_heading(level: int, text: str, stack: list[tuple[int, str]]) -> Article | None:
+    "The (empty) article a `#####` heading opens under the current chapter path, if it names one."
+    m = _LEGALIZE_ARTICLE.match(text) if level == 5 else None
+    return Article(m.group(1), m.group(2), _chapter([t for _, t in stack]), []) if m else None
+
+# %% ../nbs/03_documents.ipynb #bf4cb0a2
 def parse_legalize(body: str, title: str) -> tuple[list[Article], list[str]]:
     "Articles (and skipped deleted ids) of a legalize-kr markdown body."
     arts, deleted, stack, cur = [], [], [], None
     for raw in body.split("\n"):
         h = re.match(r"^(#{1,6})\s+(.*?)\s*$", raw)
-        if h:
-            level, text = len(h.group(1)), h.group(2)
-            m = re.match(rf"^({ARTICLE_ID})\s*(?:\((.*)\))?\s*$", text) if level == 5 else None
-            if m:
-                _finish(arts, deleted, cur)
-                cur = Article(m.group(1), m.group(2), _chapter([t for _, t in stack]), [])
-                continue
-            _finish(arts, deleted, cur); cur = None
-            if re.match(r"^부\s*칙", text): break            # addenda: not indexed
-            if text == title: stack = []; continue
-            while stack and stack[-1][0] >= level: stack.pop()   # a heading closes its siblings and their children
-            stack.append((level, re.sub(r"\s*<[^>]*>\s*$", "", text)))
+        if h is None:
+            if cur is not None and raw.strip(): cur.lines.append(Line(_clean_md(raw)))
             continue
-        if cur is not None and raw.strip(): cur.lines.append(Line(_clean_md(raw)))
+        level, text = len(h.group(1)), h.group(2)
+        _finish(arts, deleted, cur)
+        if cur := _article_heading(level, text, stack): continue
+        if re.match(r"^부\s*칙", text): break            # addenda: not indexed
+        stack = [] if text == title else _push_heading(stack, level, text)
     _finish(arts, deleted, cur)
     return arts, deleted
 
 # %% ../nbs/03_documents.ipynb #528b21b6
 _ART_LINE = re.compile(rf"^({ARTICLE_ID})\s*(?:\(([^()]*(?:\([^()]*\)[^()]*)*)\))?\s*(.*)$")
+
+def _start_article(m: re.Match, chapters: dict[int, str], page: int | None) -> Article:
+    "The article a `제N조(제목) 본문` line opens, under the open chapters."
+    rest = m.group(3).strip()
+    return Article(m.group(1), m.group(2), _chapter([chapters[k] for k in sorted(chapters)]), [Line(rest, page)] if rest else [])
+
+# %% ../nbs/03_documents.ipynb #78544869
 _CHAPTER_LINE = re.compile(r"^\s*(제\d+(?:-\d+)?(?:편|장|절|관))(?:\s+(.{1,60}?))?\s*$")
 _LEVELS = {"편": 0, "장": 1, "절": 2, "관": 3}
 
+def _open_chapter(chapters: dict[int, str], m: re.Match) -> dict[int, str]:
+    "The open chapters after a 편/장/절/관 line."
+    lvl = _LEVELS[m.group(1)[-1]]
+    return {k: v for k, v in chapters.items() if k < lvl} | {lvl: " ".join(x for x in m.groups() if x)}
+
+# %% ../nbs/03_documents.ipynb #a5ff107d
 def parse_article_lines(lines: list[Line], title: str | None = None) -> tuple[list[Article], list[str]]:
     "Articles of plain-line text (regulate-kr, 약관, .txt, PDF)."
-    arts, deleted, stack, cur = [], [], {}, None
+    arts, deleted, chapters, cur = [], [], {}, None
     for ln in lines:
         raw = ln.text.rstrip()
-        if not raw.strip() or raw.startswith("# ") : continue
-        m = _ART_LINE.match(raw)
-        if m:
-            _finish(arts, deleted, cur)
-            chap = _chapter([stack[k] for k in sorted(stack)])
-            rest = m.group(3).strip()
-            cur = Article(m.group(1), m.group(2), chap, [Line(rest, ln.page)] if rest else [])
-            continue
-        c = _CHAPTER_LINE.match(raw)
-        if c:
-            _finish(arts, deleted, cur); cur = None
-            lvl = _LEVELS[c.group(1)[-1]]
-            stack = {k: v for k, v in stack.items() if k < lvl}
-            stack[lvl] = " ".join(x for x in c.groups() if x)
-            continue
-        if re.match(r"^\s*부\s*칙", raw) and cur is not None and len(raw.strip()) < 30:
-            _finish(arts, deleted, cur); cur = None; break
-        if cur is not None: cur.lines.append(Line(raw.strip(), ln.page))
+        if not raw.strip() or raw.startswith("# "): continue
+        if m := _ART_LINE.match(raw):
+            _finish(arts, deleted, cur); cur = _start_article(m, chapters, ln.page)
+        elif c := _CHAPTER_LINE.match(raw):
+            _finish(arts, deleted, cur); cur = None; chapters = _open_chapter(chapters, c)
+        elif cur is not None and re.match(r"^\s*부\s*칙", raw) and len(raw.strip()) < 30: break
+        elif cur is not None: cur.lines.append(Line(raw.strip(), ln.page))
     _finish(arts, deleted, cur)
     return arts, deleted
 
+# %% ../nbs/03_documents.ipynb #fbe72131
 def text_blocks(lines: list[Line]) -> list[Article]:
     "Blank-line separated blocks of text with no article structure."
     blocks, cur = [], []
@@ -165,7 +189,9 @@ def appendix_id(s: str) -> str | None:
     m = re.search(r"(별표|별지|서식)\s*(?:제\s*)?(\d+(?:의\s*\d+)?)", s)
     return m.group(1) + re.sub(r"\s+", "", m.group(2)) if m else None
 
+# %% ../nbs/03_documents.ipynb #6c854458
 def parse_appendix(body: str) -> list[Article]:
+    "The one appendix article of a 별표 file: id and title from its `# [별표 N] 제목` heading, then every other line."
     lines = body.split("\n")
     head = next((l for l in lines if l.startswith("# ")), "")
     aid = appendix_id(head) or "별표"
@@ -176,9 +202,7 @@ def parse_appendix(body: str) -> list[Article]:
 # %% ../nbs/03_documents.ipynb #7f565d44
 def pdf_lines(path: Path) -> list[Line]:
     "Text lines of a PDF with 1-based page numbers."
-    try:
-        from pypdf import PdfReader
-        from pypdf.errors import PdfReadError
+    try: from pypdf import PdfReader
     except ImportError: raise DocumentError("reading PDFs needs pypdf: pip install pypdf") from None
     try: reader = PdfReader(str(path))
     except Exception as e: raise DocumentError(f"{path}: not a readable PDF ({e})") from None
@@ -191,6 +215,30 @@ def pdf_lines(path: Path) -> list[Line]:
         raise DocumentError(f"{path}: the PDF has no text layer (a scan?); run OCR first")
     return out
 
+# %% ../nbs/03_documents.ipynb #7c498f2f
+def _load_pdf(p: Path) -> Document:
+    "A PDF's articles, or its text blocks when it has none."
+    lines = pdf_lines(p)
+    arts, deleted = parse_article_lines(lines)
+    return Document(p.stem, p.stem, str(p), "pdf", {}, arts or text_blocks(lines), deleted)
+
+# %% ../nbs/03_documents.ipynb #fafcc296
+def _load_text(p: Path) -> Document:
+    "A text file as a legalize-kr statute, a 별표 file, or plain article lines (text blocks without articles)."
+    meta, body = split_front_matter(read_text(p), p)
+    first = next((l for l in body.split("\n") if l.startswith("# ")), "")
+    title = str(meta.get("제목") or first[2:].strip() or p.stem)
+    if re.search(r"^#####\s+제\d+조", body, re.M):
+        return Document(p.stem, title, str(p), "legalize", meta, *parse_legalize(body, title))
+    if re.match(r"#\s*\[(별표|별지|서식)", first):
+        arts = parse_appendix(body)
+        base = re.sub(r"[_\s]*(별표|별지|서식).*$", "", p.stem).replace("_", " ")
+        return Document(p.stem, f"{base} {arts[0].article_id}" if arts else title, str(p), "appendix", meta, arts, [])
+    lines = [Line(l) for l in body.split("\n")]
+    arts, deleted = parse_article_lines(lines, title)
+    arts = arts or text_blocks([l for l in lines if not l.text.startswith("# ")])
+    return Document(p.stem, title, str(p), "regulate" if meta else "text", meta, arts, deleted)
+
 # %% ../nbs/03_documents.ipynb #d2ec672d
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 SUFFIXES = TEXT_SUFFIXES | {".pdf"}
@@ -199,27 +247,15 @@ def load_document(path: str | Path) -> Document:
     "Load one file into a `Document` (raises `DocumentError` naming the file)."
     p = Path(path)
     if not p.is_file(): raise DocumentError(f"{p}: no such file")
-    suffix = p.suffix.lower()
-    if suffix not in SUFFIXES:
+    if p.suffix.lower() not in SUFFIXES:
         raise DocumentError(f"{p}: unsupported format {p.suffix or '(no extension)'!r}; supported: {sorted(SUFFIXES)}")
-    if suffix == ".pdf":
-        lines = pdf_lines(p)
-        arts, deleted = parse_article_lines(lines)
-        return Document(p.stem, p.stem, str(p), "pdf", {}, arts or text_blocks(lines), deleted)
-    meta, body = split_front_matter(read_text(p), p)
-    first = next((l for l in body.split("\n") if l.startswith("# ")), "")
-    title = str(meta.get("제목") or first[2:].strip() or p.stem)
-    if re.search(r"^#####\s+제\d+조", body, re.M):
-        arts, deleted = parse_legalize(body, title); fmt = "legalize"
-    elif re.match(r"#\s*\[(별표|별지|서식)", first):
-        arts, deleted = parse_appendix(body), []; fmt = "appendix"
-        base = re.sub(r"[_\s]*(별표|별지|서식).*$", "", p.stem)
-        title = f"{base.replace('_', ' ')} {arts[0].article_id}" if arts else title
-    else:
-        lines = [Line(l) for l in body.split("\n")]
-        arts, deleted = parse_article_lines(lines, title); fmt = "regulate" if meta else "text"
-        if not arts: arts = text_blocks([l for l in lines if not l.text.startswith("# ")])
-    return Document(p.stem, title, str(p), fmt, meta, arts, deleted)
+    return _load_pdf(p) if p.suffix.lower() == ".pdf" else _load_text(p)
+
+# %% ../nbs/03_documents.ipynb #b9edf324
+def _walk(folder: Path) -> list[Path]:
+    "Files under `folder`, sorted, without README* notes and hidden paths."
+    return [f for f in sorted(folder.rglob("*")) if f.is_file() and not f.name.upper().startswith("README")
+            and not any(x.startswith(".") for x in f.relative_to(folder).parts)]
 
 # %% ../nbs/03_documents.ipynb #95b7a502
 def iter_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -227,14 +263,13 @@ def iter_files(paths: Iterable[str | Path]) -> list[Path]:
     out, skipped = [], []
     for p in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
         if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if not f.is_file() or f.name.upper().startswith("README") or any(x.startswith(".") for x in f.relative_to(p).parts): continue
-                (out if f.suffix.lower() in SUFFIXES else skipped).append(f)
+            for f in _walk(p): (out if f.suffix.lower() in SUFFIXES else skipped).append(f)
         elif p.exists(): out.append(p)
         else: raise DocumentError(f"{p}: no such file or folder")
     if skipped: warnings.warn(f"skipped {len(skipped)} file(s) of unsupported format: {', '.join(map(str, skipped[:5]))}")
     return out
 
+# %% ../nbs/03_documents.ipynb #3a7ad61d
 def load_documents(paths: str | Path | Iterable[str | Path]) -> list[Document]:
     "Load every document under `paths` (files or folders); all or nothing."
     docs = [load_document(f) for f in iter_files(paths)]
@@ -249,8 +284,12 @@ def load_documents(paths: str | Path | Iterable[str | Path]) -> list[Document]:
 _PARA = re.compile(rf"^([{CIRCLED_CLASS}])")   # ①..⑳, ㉑..㉟, ㊱..㊿
 _ITEM = re.compile(r"^(\d+(?:의\d+)?)\.(?!\d)")
 _SUBITEM = re.compile(r"^([가-하])\.")
-_NS = uuid.UUID("6f1c2a4e-8b1d-4c55-9d0e-3c2b7a9e51aa")
 
+def _marks(lines: list[Line], pat: re.Pattern) -> list[str]:
+    "The unit marks (①, 3, 가) that start the `lines` matching `pat`."
+    return [m.group(1) for l in lines if (m := pat.match(l.text))]
+
+# %% ../nbs/03_documents.ipynb #9f95e40f
 @dataclass
 class _Piece:
     lines: list[Line]
@@ -261,19 +300,22 @@ class _Piece:
     @property
     def size(self): return len("\n".join(l.text for l in self.lines))
 
+# %% ../nbs/03_documents.ipynb #06d0e6d8
 def _group(lines: list[Line], pat: re.Pattern) -> list[list[Line]]:
+    "`lines` cut before every line that matches `pat`."
     groups = []
     for ln in lines:
         if not groups or pat.match(ln.text): groups.append([ln])
         else: groups[-1].append(ln)
     return groups
 
+# %% ../nbs/03_documents.ipynb #6a4e44df
 def _split_line(ln: Line, max_chars: int) -> list[Line]:
     "Cut one over-long line at sentence ends (then hard) into lines of at most max_chars."
     parts = [p for p in re.split(r"(?<=[다요함음]\.)\s+|(?<=[.;])\s+", ln.text) if p]
     out, cur = [], ""
     for p in parts:
-        while len(p) > max_chars: 
+        while len(p) > max_chars:
             if cur: out.append(cur); cur = ""
             out.append(p[:max_chars]); p = p[max_chars:]
         if cur and len(cur) + 1 + len(p) > max_chars: out.append(cur); cur = p
@@ -281,10 +323,9 @@ def _split_line(ln: Line, max_chars: int) -> list[Line]:
     if cur: out.append(cur)
     return [Line(t, ln.page) for t in out]
 
-def _marks(lines, pat):
-    return [m.group(1) for l in lines if (m := pat.match(l.text))]
-
+# %% ../nbs/03_documents.ipynb #a6dfc360
 def _pack(units: list[_Piece], max_chars: int) -> list[_Piece]:
+    "Consecutive units of the same kind and 항 merged while they fit in `max_chars` (the units are not changed)."
     out = []
     for u in units:
         last = out[-1] if out else None
@@ -294,64 +335,77 @@ def _pack(units: list[_Piece], max_chars: int) -> list[_Piece]:
         else: out.append(_Piece(list(u.lines), u.kind, list(u.para), list(u.items), u.head))
     return out
 
+# %% ../nbs/03_documents.ipynb #5a1d4f51
+def _item_units(para: list[Line], pm: list[str], max_chars: int) -> list[_Piece]:
+    "One-line units of a 항 too long for a chunk: its 호, or their 목, or their sentences."
+    head, units = para[0].text[:120], []
+    for item in _group(para, _ITEM):
+        subs = [item] if len("\n".join(l.text for l in item)) <= max_chars else _group(item, _SUBITEM)
+        for sub in subs:
+            lines = [x for ln in sub for x in (_split_line(ln, max_chars) if len(ln.text) > max_chars else [ln])]
+            units += [_Piece([ln], "item", list(pm), _marks([ln], _ITEM), head) for ln in lines]
+    return units
+
+# %% ../nbs/03_documents.ipynb #ddd691ba
 def split_article(a: Article, max_chars: int = 400) -> list[_Piece]:
     "Split an article into pieces of at most `max_chars` along 항 → 호 → 목 → sentence boundaries."
-    whole = _Piece(a.lines, a.kind if a.kind != "article" else "article", _marks(a.lines, _PARA), [])
+    whole = _Piece(a.lines, a.kind, _marks(a.lines, _PARA), [])
     if whole.size <= max_chars: return [whole]
     if a.kind != "article":   # appendix / text: pack lines
-        units = [_Piece(s, a.kind, [], []) for ln in a.lines for s in [[x] for x in _split_line(ln, max_chars)]]
-        return _pack(units, max_chars)
+        return _pack([_Piece([x], a.kind, [], []) for ln in a.lines for x in _split_line(ln, max_chars)], max_chars)
     units = []
     for para in _group(a.lines, _PARA):
         pm = _marks(para[:1], _PARA)
         p = _Piece(para, "paragraph", pm, [])
-        if p.size <= max_chars: units.append(p); continue
-        head = para[0].text[:120]
-        for item in _group(para, _ITEM):
-            subs = [item] if len("\n".join(l.text for l in item)) <= max_chars else _group(item, _SUBITEM)
-            for sub in subs:
-                lines = [x for ln in sub for x in (_split_line(ln, max_chars) if len(ln.text) > max_chars else [ln])]
-                for ln in lines:
-                    units.append(_Piece([ln], "item", list(pm), _marks([ln], _ITEM), head))
+        units += [p] if p.size <= max_chars else _item_units(para, pm, max_chars)
     return _pack(units, max_chars)
 
+# %% ../nbs/03_documents.ipynb #463178f6
 def _range(marks: list[str]) -> str | None:
+    "'①', '①-③' or None: the marks a chunk covers, as stored in its metadata."
     if not marks: return None
     return marks[0] if len(marks) == 1 else f"{marks[0]}-{marks[-1]}"
 
+# %% ../nbs/03_documents.ipynb #32ed9db1
 def article_header(doc: Document, a: Article) -> str:
     "The header line of an article: law › chapter › 제N조(제목)."
     label = f"{a.article_id}({a.title})" if a.article_id and a.title else (a.article_id or a.title or "")
     return " > ".join(x for x in [doc.title, a.chapter, label] if x)
 
+# %% ../nbs/03_documents.ipynb #48403682
+def _prefix(header: str, pc: _Piece) -> str:
+    "The embedding prefix of a piece: its header, plus its 항's opening line when the piece starts after it."
+    if pc.kind == "item" and pc.head and pc.lines[0].text[:120] != pc.head:
+        return f"{header} {pc.para[0] if pc.para else ''}\n{pc.head}".replace("  ", " ")
+    return header
+
+# %% ../nbs/03_documents.ipynb #8642cf68
+_NS = uuid.UUID("6f1c2a4e-8b1d-4c55-9d0e-3c2b7a9e51aa")
+
+def _chunk(doc: Document, a: Article, part: int, pc: _Piece, prefix: str, seq: int) -> Chunk:
+    "The `Chunk` of one piece, with its provenance and content-derived id."
+    text = "\n".join(l.text for l in pc.lines)
+    h = hashlib.sha256(f"{prefix}\n{text}".encode()).hexdigest()
+    pages = [l.page for l in pc.lines if l.page is not None]
+    return Chunk(chunk_id=str(uuid.uuid5(_NS, f"{doc.doc_id}|{a.article_id}|{part}|{h}")),
+                 doc_id=doc.doc_id, doc_title=doc.title, article_id=a.article_id, article_title=a.title,
+                 paragraph=_range(pc.para), item=_range(pc.items), chapter=a.chapter,
+                 page_range=(min(pages), max(pages)) if pages else None,
+                 chunk_type=pc.kind, seq=seq, text=text, prefix=prefix, content_hash=h,
+                 effective_date=doc.effective_date, source=doc.source)
+
+# %% ../nbs/03_documents.ipynb #4e12c4c0
 def chunk_document(doc: Document, max_chars: int = 400) -> list[Chunk]:
     "Article-aware chunks of a document, in reading order."
     chunks = []
     for a in doc.articles:
         header = article_header(doc, a)
         for part, pc in enumerate(split_article(a, max_chars)):
-            prefix = header
-            if pc.kind == "item" and pc.head and pc.lines[0].text[:120] != pc.head:
-                prefix = f"{header} {pc.para[0] if pc.para else ''}\n{pc.head}".replace("  ", " ")
-            text = "\n".join(l.text for l in pc.lines)
-            h = hashlib.sha256(f"{prefix}\n{text}".encode()).hexdigest()
-            pages = [l.page for l in pc.lines if l.page is not None]
-            chunks.append(Chunk(
-                chunk_id=str(uuid.uuid5(_NS, f"{doc.doc_id}|{a.article_id}|{part}|{h}")),
-                doc_id=doc.doc_id, doc_title=doc.title, article_id=a.article_id, article_title=a.title,
-                paragraph=_range(pc.para), item=_range(pc.items), chapter=a.chapter,
-                page_range=(min(pages), max(pages)) if pages else None,
-                chunk_type=pc.kind, seq=len(chunks), text=text, prefix=prefix, content_hash=h,
-                effective_date=doc.effective_date, source=doc.source))
+            chunks.append(_chunk(doc, a, part, pc, _prefix(header, pc), len(chunks)))
     return chunks
 
 # %% ../nbs/03_documents.ipynb #e2166536
 DEMO_SELECTION = {"상법_법률": "제4편 보험"}  # doc_id → chapter prefix kept (상법 is 9,000 lines; Part 4 is insurance)
-
-def demo_corpus_dir() -> Path:
-    "Folder of the bundled demo corpus."
-    from importlib.resources import files
-    return Path(str(files("cragrag") / "corpus"))
 
 def load_demo_corpus() -> list[Document]:
     "The bundled insurance corpus, 상법 restricted to 제4편 보험."

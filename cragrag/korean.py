@@ -63,7 +63,7 @@ LOOKUP_REF = (r"제\s*\d+\s*(?:-\s*\d+\s*)?조(?:\s*의\s*\d+)?"
               r"|제\s*\d+\s*[항호]|별\s*표\s*\d*|부\s*칙|별\s*지(?:\s*제?\s*\d+\s*호)?(?:\s*서식)?|서식\s*\d+")
 "Regex source of every reference that points at a place in a document (the router compiles it with domain extras)."
 
-# %% ../nbs/02_korean.ipynb #276cdfdf
+# %% ../nbs/02_korean.ipynb #90fed73c
 @dataclass(frozen=True)
 class ArticleRef:
     "A reference to 조 (and optionally 항, 호, 목) of a law."
@@ -71,7 +71,7 @@ class ArticleRef:
     paragraph: int | None = None # 항 (① = 1)
     item: int | None = None      # 호
     subitem: str | None = None   # 목 (가, 나, …)
-    law: str | None = None       # law name when given («상법», «보험업법»), or resolved from 동법/같은 법
+    law: str | None = None       # law name in normal form (상법, 보험업법) when given, or resolved from 동법/같은 법
 
     def __str__(self):
         parts = ([f"「{self.law}」"] if self.law else []) + [self.article]

@@ -15,26 +15,42 @@ __all__ = ['Router', 'classify_query']
 # %% ../nbs/10_routing.ipynb #0f768b61
 _COMPARISON_PATTERN = (r"비교|차이|다른\s*점|다른게|다른\s*게|뭐가\s*달라|무엇이\s*다르|어떻게\s*다르|다른가요|다른지|다릅니까|달라요|"
                        r"\bvs\.?\b|\bVS\b|대비|구별|어느\s*(?:쪽|것|게)이?\s*(?:더|유리)|(?:와|과|랑|하고)\s*\S+\s*중(?:에)?\s*(?:어느|뭐|무엇)")
+
+# %% ../nbs/10_routing.ipynb #b6efae19
 _PROCEDURE_PATTERN = (r"어떻게(?!\s*(?:되|돼|다르|달라))|어케|어떡해|방법|절차|순서|단계|수순|프로세스|어디(?:에|서|로)\s*\S*"
                       r"(?:신청|청구|제출|접수|문의|하|해)|(?:하|해|받|내|신청|청구|제출)(?:려면|으려면|는\s*법)")
 _PROCEDURE_WEAK = r"신청|청구|제출|접수|서류|발급|등록|신고"
+
+# %% ../nbs/10_routing.ipynb #9846ebc7
 _INTERPRETATION_PATTERN = (r"해석|의미|뜻(?:이|은|하)|적용(?:되|대상|범위|여부|받|하|이)?|되나요|됩니까|될까요|되는지|되는가|되나\??$|돼요\?|되요\?|"
                            r"가능(?:한가요|합니까|할까요|한지|해요|하나요|한가|\?|$)|해당(?:하나요|되나요|하는지|됩니까|돼요|되는지|하나)|"
                            r"수\s*있(?:나요|습니까|을까요|는지|어요|나)|보장(?:되|받|해\s*주|을\s*받)|면책|위반(?:인가|인지|되|하|이)|"
                            r"맞나요|맞는지|괜찮|문제\s*(?:가|는|이)?\s*(?:없|있|되)|해도\s*되|하면\s*안|불법|합법|인정(?:되|받)|책임(?:이|을)?\s*(?:지|있)|포함(?:되|하나|인가)")
+
+# %% ../nbs/10_routing.ipynb #16c50669
 _FACT_PATTERN = (r"얼마|며칠|몇\s*(?:일|년|개월|달|세|살|회|번|명|%|퍼센트|배|시간)|언제|누가|누구|한도|기한|기간|요건|자격|"
                  r"기준|금액|정의|시효|범위")
+
+# %% ../nbs/10_routing.ipynb #f3686efb
 _LOOKUP_WORDS = (r"「[^」]*」|\S*(?:법|령|규정|규칙|약관|고시|기준)(?=\s|$)|내용|원문|전문|조문|본문|조항|전체|"
                  r"알려\S*|보여\S*|찾아\S*|뭐\S*|무엇\S*|확인\S*|읽어\S*|출력\S*|좀|주세요|줘|해줘|요|은|는|이|가|의|을|를|에|대해|관한|관해|관련|[?!.,·]")
 
+def _content_words(text: str, lookup_words: re.Pattern) -> list[str]:
+    "Words of `text` (references removed) that are not lookup phrasing, ignoring 1-letter leftovers."
+    return [w for w in lookup_words.sub(" ", text).split() if len(re.sub(r"[^가-힣A-Za-z]", "", w)) >= 2]
+
+# %% ../nbs/10_routing.ipynb #a75e6c91
+def _compile(base: str, extra: list[str]) -> re.Pattern:
+    "`base` or any of the `extra` alternatives, as one case-insensitive regex."
+    return re.compile("|".join([base] + [f"(?:{p})" for p in extra]), re.I)
+
+# %% ../nbs/10_routing.ipynb #2e808e0b
 @dataclass
 class Router:
     "A compiled BASE + DOMAIN router. `extra` maps a QueryType to additional regex alternatives."
     extra: dict[QueryType, list[str]] = field(default_factory=dict)
     def __post_init__(self):
-        def c(base, qt):
-            alts = [base] + [f"(?:{p})" for p in self.extra.get(qt, [])]
-            return re.compile("|".join(alts), re.I)
+        c = lambda base, qt: _compile(base, self.extra.get(qt, []))
         self.ref = c(LOOKUP_REF, QueryType.STRUCTURED_LOOKUP)
         self.comparison = c(_COMPARISON_PATTERN, QueryType.COMPARISON)
         self.procedure = c(_PROCEDURE_PATTERN, QueryType.PROCEDURE)
@@ -56,18 +72,16 @@ class Router:
         q = " ".join(str(query).split())
         stripped, n_refs = self.ref.subn(" ", q)   # the query without its article/appendix references
         meaning = self.meaning_type(stripped)
-        if n_refs:
-            if meaning is not None: return RouteResult(strategy=SearchStrategy.HYBRID, query_type=meaning)
-            rest = self.lookup_words.sub(" ", stripped)
-            words = [w for w in rest.split() if len(re.sub(r"[^가-힣A-Za-z]", "", w)) >= 2]
-            if len(words) <= 1:   # at most a document name left: a pure lookup
-                return RouteResult(strategy=SearchStrategy.BM25_HEAVY, query_type=QueryType.STRUCTURED_LOOKUP)
-            return RouteResult(strategy=SearchStrategy.HYBRID, query_type=QueryType.INTERPRETATION)
-        if meaning is not None: return RouteResult(strategy=SearchStrategy.DENSE_HEAVY, query_type=meaning)
-        return RouteResult(strategy=SearchStrategy.HYBRID, query_type=QueryType.SIMPLE_FACT)
+        if meaning is not None:
+            return RouteResult(strategy=SearchStrategy.HYBRID if n_refs else SearchStrategy.DENSE_HEAVY, query_type=meaning)
+        if not n_refs: return RouteResult(strategy=SearchStrategy.HYBRID, query_type=QueryType.SIMPLE_FACT)
+        if len(_content_words(stripped, self.lookup_words)) <= 1:   # at most a document name left: a pure lookup
+            return RouteResult(strategy=SearchStrategy.BM25_HEAVY, query_type=QueryType.STRUCTURED_LOOKUP)
+        return RouteResult(strategy=SearchStrategy.HYBRID, query_type=QueryType.INTERPRETATION)
 
+# %% ../nbs/10_routing.ipynb #95b04e8e
 _DEFAULT = Router()
 
 def classify_query(query: str, router: Router | None = None) -> RouteResult:
-    "Stage [1-A]: the query type and search strategy of `query` (seed 000)."
+    "Stage [1-A]: the query type and search strategy of `query` (the pipeline design's 5-type regex router)."
     return (router or _DEFAULT).classify(query)

@@ -11,10 +11,9 @@ from typing import Protocol, Sequence
 from .korean import extract_refs
 
 # %% auto #0
-__all__ = ['get_kiwi', 'analyze', 'analyze_many', 'SparseVec', 'term_id', 'SparseEncoder', 'KiwiBM25']
+__all__ = ['get_kiwi', 'analyze', 'analyze_many', 'SparseVec', 'term_id', 'KiwiBM25', 'SparseEncoder']
 
-# %% ../nbs/20_sparse.ipynb #c278d289
-_KEEP = {"NNG", "NNP", "NR", "SN", "XR", "SL", "SH", "VV", "VA", "VV-R", "VA-R", "VV-I", "VA-I"}
+# %% ../nbs/20_sparse.ipynb #229505d8
 _kiwi, _kiwi_lock = {}, threading.Lock()
 
 def get_kiwi(num_workers: int = 1):
@@ -26,6 +25,9 @@ def get_kiwi(num_workers: int = 1):
             _kiwi[num_workers] = Kiwi(num_workers=num_workers)
     return _kiwi[num_workers]
 
+# %% ../nbs/20_sparse.ipynb #c278d289
+_KEEP = {"NNG", "NNP", "NR", "SN", "XR", "SL", "SH", "VV", "VA", "VV-R", "VA-R", "VV-I", "VA-I"}
+
 def _terms(refs: list[str], toks) -> list[str]:
     out = list(refs)
     for t in toks:
@@ -35,11 +37,13 @@ def _terms(refs: list[str], toks) -> list[str]:
         out.append(f)
     return out
 
+# %% ../nbs/20_sparse.ipynb #2ca07f7f
 def analyze(text: str) -> list[str]:
     "BM25 terms of one text: reference terms, then content morphemes."
     refs, rest = extract_refs(text)
     return _terms(refs, get_kiwi().tokenize(rest))
 
+# %% ../nbs/20_sparse.ipynb #c5045502
 def analyze_many(texts: Sequence[str], num_workers: int = 1) -> list[list[str]]:
     "BM25 terms of many texts (Kiwi's multi-threaded batch tokenizer)."
     pairs = [extract_refs(t) for t in texts]
@@ -56,17 +60,18 @@ class SparseVec:
         from qdrant_client import models
         return models.SparseVector(indices=self.indices, values=self.values)
 
+# %% ../nbs/20_sparse.ipynb #444b8d51
 def term_id(term: str) -> int:
     "Stable 32-bit index of a term (no vocabulary needed)."
     return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=4).digest(), "little")
 
-class SparseEncoder(Protocol):
-    "What the indexer and the search need from a sparse encoder."
-    name: str            # recorded in the collection
-    idf_modifier: bool   # whether Qdrant should apply IDF to this vector
-    def encode_documents(self, texts: Sequence[str]) -> list[SparseVec]: ...
-    def encode_query(self, text: str) -> SparseVec: ...
+# %% ../nbs/20_sparse.ipynb #ded61e48
+def _bm25_vec(terms: list[str], avgdl: float, k1: float, b: float) -> SparseVec:
+    "BM25 document weights of `terms` (tf saturated by k1, length-normalised by b against avgdl)."
+    tf, norm = Counter(term_id(t) for t in terms), k1 * (1 - b + b * len(terms) / avgdl)
+    return SparseVec(list(tf), [n * (k1 + 1) / (n + norm) for n in tf.values()])
 
+# %% ../nbs/20_sparse.ipynb #f8549ba5
 class KiwiBM25:
     "Korean BM25 with Kiwi morphemes; IDF is left to Qdrant's `Modifier.IDF`."
     name, idf_modifier = "kiwi-bm25", True
@@ -87,8 +92,7 @@ class KiwiBM25:
 
     def _doc(self, terms: list[str]) -> SparseVec:
         if self.avgdl is None: raise ValueError("KiwiBM25.avgdl is not set: call fit(texts) first")
-        tf, norm = Counter(term_id(t) for t in terms), self.k1 * (1 - self.b + self.b * len(terms) / self.avgdl)
-        return SparseVec(list(tf), [n * (self.k1 + 1) / (n + norm) for n in tf.values()])
+        return _bm25_vec(terms, self.avgdl, self.k1, self.b)
 
     def encode_documents(self, texts: Sequence[str]) -> list[SparseVec]:
         "BM25-weighted sparse vectors of documents."
@@ -103,3 +107,11 @@ class KiwiBM25:
         "Unit weight per distinct query term (Qdrant multiplies by IDF)."
         ids = list(dict.fromkeys(term_id(t) for t in analyze(text)))
         return SparseVec(ids, [1.0] * len(ids))
+
+# %% ../nbs/20_sparse.ipynb #347a6d21
+class SparseEncoder(Protocol):
+    "What the indexer and the search need from a sparse encoder."
+    name: str            # recorded in the collection
+    idf_modifier: bool   # whether Qdrant should apply IDF to this vector
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVec]: ...
+    def encode_query(self, text: str) -> SparseVec: ...
