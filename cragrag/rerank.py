@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 from .search import Hit, search_candidates
 from .routing import classify_query
-from .sparse import analyze, extract_refs, term_id
+from .korean import extract_refs
+from .sparse import analyze, term_id
 
 # %% auto #0
 __all__ = ['FEATURES', 'DEFAULT_FEATURES', 'NO_DENSE', 'PARAPHRASES', 'OUT_OF_CORPUS', 'features', 'fit_logistic',
