@@ -1,22 +1,26 @@
 """CRAG designs compared on the bundled question set (cragrag/data/crag_questions.jsonl: 12 answerable, 9 vocabulary-gap,
 11 out-of-corpus questions over the bundled corpus), in one run:
 
-- score gate (seed 000, `Pipeline.answer`), offline: calibrated reranker score, glossary rewriter, extractive generator;
-- score gate with an OpenAI-compatible model: LLM rewriter and generator, served by the scripted server;
-- JudgeCRAG (seed 001) with MAX_RETRIES 2, MAX_RETRIES 0 and the strict answer grader, on the scripted server.
+- the two-threshold score gate (`Pipeline.answer`), offline: calibrated reranker score, glossary rewriter, extractive generator;
+- the score gate with an OpenAI-compatible model: LLM rewriter and generator, served by the scripted server;
+- the course's judge design (`JudgeCRAG`) with MAX_RETRIES 2, MAX_RETRIES 0 and the strict answer grader, on the scripted server.
 
-The scripted server answers with a rule-based stand-in (`cragrag.judge.judge_responder`), not a language model: the
-figures measure control flow (LLM calls, retries, refusals, latency of everything but the model), not judgement
-quality. "est. s/q" adds --llm-seconds per LLM call (seed 000 measures ~2 s per vLLM call) to the measured latency.
-Prints figures and ratios against the offline score gate measured in the same run; asserts nothing.
+The scripted server answers with a rule-based stand-in (`cragrag.testing.judge_replies.judge_responder`), not a language
+model: the figures measure control flow (LLM calls, retries, refusals, latency of everything but the model), not judgement
+quality. "est. s/q" adds --llm-seconds per LLM call (~2 s per vLLM call, measured for the production pipeline) to the
+measured latency. Prints figures and ratios against the offline score gate measured in the same run; asserts nothing.
+The measuring helpers (question set, one row per question, summary) are in bench/crag_designs.py, shared with the
+course notebook.
 
     python bench/crag.py [--questions PATH] [--llm-seconds 2.0]
 """
 import argparse, json, time
-from cragrag.judge import JudgeCRAG, design_row, judge_responder, load_question_set, summarize_rows
+from cragrag.judge import JudgeCRAG
 from cragrag.llm import OpenAICompatibleLLM
 from cragrag.pipeline import Pipeline
-from cragrag.scripted import ScriptedLLMServer
+from cragrag.testing.judge_replies import judge_responder
+from cragrag.testing.scripted import ScriptedLLMServer
+from crag_designs import design_row, load_question_set, summarize_rows   # bench/ is on sys.path when run as a script
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--questions", default=None, help="JSONL with question, kind, gold (default: the bundled set)")

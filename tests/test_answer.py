@@ -4,9 +4,9 @@ import json, os, shutil, socket, subprocess, time
 import httpx, pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from cragrag.crag import REFUSAL_ANSWER
-from cragrag.judge import judge_responder
+from cragrag.testing.judge_replies import judge_responder
 from cragrag.pipeline import Pipeline
-from cragrag.scripted import Reply, ScriptedLLMServer
+from cragrag.testing.scripted import Reply, ScriptedLLMServer
 from cragrag.traces import read_traces, trace_summary
 
 def run(*args, env=None):
