@@ -62,7 +62,7 @@ def test_openai_llm_generates_and_rewrites(llm_pipeline):
     n = len(srv.requests)
     for q in ["반려동물진단비 담보", "주차장 정책 알려줘", "오늘 반도체 업계 주요 뉴스"]:
         a = p.answer(q); assert a.is_refusal and a.refusal_reason == "no_topic"
-    assert len(srv.requests) == n                                   # seed 000: absent topics cost no LLM call
+    assert len(srv.requests) == n                                   # the two-threshold CRAG gate: absent topics cost no LLM call
 
 @pytest.mark.parametrize("reply,reason", [
     (Reply(delay=4, content="late"), "llm_timeout"), (Reply(status=500), "llm_http"), (Reply(status=429), "llm_http"),
