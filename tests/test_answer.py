@@ -62,7 +62,7 @@ def test_openai_llm_generates_and_rewrites(llm_pipeline):
     n = len(srv.requests)
     for q in ["반려동물진단비 담보", "주차장 정책 알려줘", "오늘 반도체 업계 주요 뉴스"]:
         a = p.answer(q); assert a.is_refusal and a.refusal_reason == "no_topic"
-    assert len(srv.requests) == n                                   # seed 000: absent topics cost no LLM call
+    assert len(srv.requests) == n                                   # the two-threshold CRAG gate: absent topics cost no LLM call
 
 @pytest.mark.parametrize("reply,reason", [
     (Reply(delay=4, content="late"), "llm_timeout"), (Reply(status=500), "llm_http"), (Reply(status=429), "llm_http"),
@@ -71,9 +71,9 @@ def test_openai_llm_generates_and_rewrites(llm_pipeline):
 def test_generation_failures_are_clear_refusals(llm_pipeline, reply, reason):
     p, srv = llm_pipeline
     srv.push(reply)
-    t0 = time.perf_counter()
+    n = len(srv.requests)
     a = p.answer("보험계약은 언제 성립하나요?")
-    assert time.perf_counter() - t0 < 10                              # nothing hangs: the 2 s timeout holds
+    assert len(srv.requests) == n + 1                                 # one generate request, no retry (llm_max_retries=0)
     assert (a.answer, a.is_refusal, a.refusal_reason, a.sources) == (REFUSAL_ANSWER, True, reason, [])
     rec = p.last_trace
     assert rec["answer"]["refusal_reason"] == reason and rec["llm_calls"][-1]["purpose"] == "generate"
@@ -109,10 +109,11 @@ def test_answer_over_http_with_a_model(demo_store, tmp_path):
                     time.sleep(0.5)
             r = httpx.post(f"{base}/answer", json={"query": "보험증권은 언제 교부해야 하나요?"}, timeout=60).json()
             assert not r["is_refusal"] and r["generator"] == "openai:scripted" and r["sources"]
-            assert set(r) == {"trace_id", "query", "answer", "elapsed_ms", "sources", "citations", "route", "is_refusal", "generator"}
+            # the first request paid for loading the models: load_ms, apart from elapsed_ms; later ones omit it
+            assert set(r) == {"trace_id", "query", "answer", "elapsed_ms", "sources", "citations", "route", "is_refusal", "generator", "load_ms"}
             n = len(srv.requests)
             r = httpx.post(f"{base}/answer", json={"query": "반려동물진단비 담보"}, timeout=60).json()
-            assert r["is_refusal"] and r["refusal_reason"] == "no_topic" and len(srv.requests) == n
+            assert r["is_refusal"] and r["refusal_reason"] == "no_topic" and len(srv.requests) == n and "load_ms" not in r
             assert httpx.post(f"{base}/answer", json={"query": " "}, timeout=10).status_code == 422
         finally:
             proc.terminate(); proc.wait(timeout=30)
