@@ -6,7 +6,7 @@ throughput. A bare dense-only Qdrant query in the same run is the baseline. Prin
 
 Synthetic chunks for scale: the bundled corpus's real chunks repeated under new ids, their dense vectors
 perturbed (so they are not exact duplicates), their BM25 vectors reused."""
-import argparse, statistics, time, uuid
+import argparse, time, uuid
 import numpy as np
 from qdrant_client import models
 from cragrag.documents import chunk_document, load_demo_corpus

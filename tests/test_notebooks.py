@@ -1,5 +1,5 @@
 "Run every notebook's inline tests (what `nbdev_test` does), one pytest test per notebook."
-import os, pytest
+import pytest
 from pathlib import Path
 
 NBS = Path(__file__).resolve().parent.parent / "nbs"
