@@ -67,7 +67,7 @@ def route(p, st: AnswerState) -> RouteResult:
 def crag(p, st: AnswerState) -> CragOutcome:
     "Stage [2]: the outcome of the gate and rewrite loop; a `Refusal` when it does not pass."
     st.crag = out = run_crag(st.query, lambda q, r: p.search(q, r, st.top_k, st.filters), p.rewriter, p.settings, log=st.log)
-    if out.refusal_reason == "no_sources" and p.client.count(p.settings.collection).count == 0: raise Refusal("empty_index")
+    if out.refusal_reason == "no_sources" and p.store.count() == 0: raise Refusal("empty_index")
     if not out.passed: raise Refusal(out.refusal_reason, out.error)
     return out
 
@@ -94,7 +94,7 @@ def verify(p, st: AnswerState) -> VerificationResult:
 def critique(p, st: AnswerState) -> CriticOutcome:
     "Stage [4']: the failure type of the verified answer, and the one regenerate the critic may ask for."
     g, v = st.generate, st.verify
-    lookup = corpus_lookup(p.client, p.settings.collection, p.indexed_titles) if v.risk_level != RiskLevel.PASS else None
+    lookup = corpus_lookup(p.store, p.indexed_titles) if v.risk_level != RiskLevel.PASS else None
     regen = (lambda hint: p.llm.generate(st.query, st.route.query_type, g.sources, log=st.log, hint=hint)) if p.llm.can_complete else None
     return critic_dispatch(g.answer, v, g.sources, regen, _checker(p, st), lookup, enabled=p.settings.critic_dispatch_enabled)
 

@@ -109,7 +109,7 @@ def cmd_index(args) -> int:
     payload = _pairs(args.payload, "--payload")
     with _pipeline(args) as p:
         rep = p.index(None if args.demo else args.paths, payload=payload, recreate=args.recreate, progress=not args.quiet)
-        print(f"{rep}\ncollection {p.settings.collection!r} now holds {p.client.count(p.settings.collection).count} chunks")
+        print(f"{rep}\ncollection {p.settings.collection!r} now holds {p.store.count()} chunks")
     return 0
 
 # %% ../nbs/90_cli.ipynb #a18bf19c

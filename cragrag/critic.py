@@ -97,34 +97,29 @@ def build_hint(result: VerificationResult, analysis: FailureAnalysis) -> str:
     return "\n".join(lines)
 
 # %% ../nbs/41_critic.ipynb #ec9a399b
-def indexed_titles(client, collection: str) -> list[str]:
-    "The distinct `doc_title`s of a collection (one scroll over payloads)."
-    seen, offset = set(), None
-    while True:
-        pts, offset = client.scroll(collection, limit=512, offset=offset, with_payload=["doc_title"], with_vectors=False)
-        seen |= {p.payload.get("doc_title") for p in pts}
-        if offset is None: return sorted(t for t in seen if t)
+def indexed_titles(store) -> list[str]:
+    "The distinct `doc_title`s of a store's collection (one scroll over payloads)."
+    return sorted({p.get("doc_title") for _, p in store.scroll(fields=["doc_title"])} - {None, ""})
 
 # %% ../nbs/41_critic.ipynb #a696f058
-def corpus_lookup(client, collection: str,             # the Qdrant client and collection to ask
+def _lookup_filter(ref: str, titles: Callable[[], list[str]]) -> dict | None:
+    "The payload filter of the chunks that hold `ref`; None when nothing can (an unknown law, no article)."
+    arts, apps = extract_article_refs(ref), extract_appendix_refs(ref)
+    if apps and apps[0].kind == "별표": return {"article_id": f"별표{apps[0].number}"}
+    if not arts: return None
+    if not arts[0].law: return {"article_id": arts[0].article}
+    names = [t for t in titles() if law_match(arts[0].law, law_norm(t))]
+    return {"article_id": arts[0].article, "doc_title": names} if names else None
+
+def corpus_lookup(store,                              # the `Store` to ask
                   titles: Callable[[], list[str]]      # the indexed document titles (called at most once per law name)
                   ) -> Callable[[str], bool]:
-    "ref string (as in `missing_refs`) → whether the collection holds that article or appendix."
-    from qdrant_client import models
+    "ref string (as in `missing_refs`) → whether the store's collection holds that article or appendix."
     cache: dict[str, bool] = {}
     def has(ref: str) -> bool:
-        if ref in cache: return cache[ref]
-        arts, apps = extract_article_refs(ref), extract_appendix_refs(ref)
-        must = []
-        if apps and apps[0].kind == "별표": must.append(models.FieldCondition(key="article_id", match=models.MatchValue(value=f"별표{apps[0].number}")))
-        elif arts:
-            must.append(models.FieldCondition(key="article_id", match=models.MatchValue(value=arts[0].article)))
-            if arts[0].law:
-                names = [t for t in titles() if law_match(arts[0].law, law_norm(t))]
-                if not names: cache[ref] = False; return False
-                must.append(models.FieldCondition(key="doc_title", match=models.MatchAny(any=names)))
-        else: cache[ref] = False; return False
-        cache[ref] = client.count(collection, count_filter=models.Filter(must=must), exact=True).count > 0
+        if ref not in cache:
+            flt = _lookup_filter(ref, titles)
+            cache[ref] = flt is not None and store.count(flt) > 0
         return cache[ref]
     return has
 

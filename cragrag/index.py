@@ -10,10 +10,11 @@ from typing import Sequence
 from .embedding import EmbeddingCache, Embedder
 from .schema import Chunk
 from .sparse import SparseEncoder
+from .store import Store, StorePoint
 
 # %% auto #0
-__all__ = ['DENSE', 'SCHEMA_VERSION', 'sparse_name', 'create_collection', 'collection_info', 'IndexMismatch', 'check_collection',
-           'article_chunk_ids', 'stored_ids', 'IndexReport', 'index_chunks']
+__all__ = ['DENSE', 'SCHEMA_VERSION', 'INDEXED_FIELDS', 'sparse_name', 'create_collection', 'collection_info', 'IndexMismatch',
+           'check_collection', 'article_chunk_ids', 'stored_ids', 'IndexReport', 'index_chunks']
 
 # %% ../nbs/22_indexing.ipynb #a800a3c6
 DENSE = "dense"
@@ -24,31 +25,22 @@ def sparse_name(sparse: SparseEncoder) -> str:
     return "content-bm25" if sparse.name == "kiwi-bm25" else f"content-{sparse.name}"
 
 # %% ../nbs/22_indexing.ipynb #c2c8af0f
-def _is_local(client) -> bool:
-    return type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
+INDEXED_FIELDS = {"doc_id": "keyword", "article_id": "keyword", "doc_title": "keyword", "seq": "integer",
+                  "effective_date": "keyword", "tenant": "keyword"}   # payload indexes: what filters and lookups use
 
-def create_collection(client, collection: str, embedder: Embedder, sparse: SparseEncoder, avgdl: float | None = None):
-    "Create the collection with the `dense` and sparse named vectors and cragrag's metadata."
-    from qdrant_client import models
-    meta = {"cragrag": {"schema": SCHEMA_VERSION, "embedder": embedder.name, "dim": embedder.dim,
-                        "sparse_encoder": sparse.name, "sparse_vector": sparse_name(sparse), "avgdl": avgdl}}
-    client.create_collection(
-        collection, vectors_config={DENSE: models.VectorParams(size=embedder.dim, distance=models.Distance.COSINE)},
-        sparse_vectors_config={sparse_name(sparse): models.SparseVectorParams(
-            modifier=models.Modifier.IDF if sparse.idf_modifier else None)},
-        metadata=meta)
-    if not _is_local(client):
-        K, I = models.PayloadSchemaType.KEYWORD, models.PayloadSchemaType.INTEGER
-        for f, t in [("doc_id", K), ("article_id", K), ("seq", I), ("effective_date", K), ("tenant", K)]:
-            client.create_payload_index(collection, f, t)
-    return meta["cragrag"]
+def create_collection(store: Store, embedder: Embedder, sparse: SparseEncoder, avgdl: float | None = None) -> dict:
+    "Create the collection with the `dense` and sparse named vectors, payload indexes and cragrag's model record."
+    rec = {"schema": SCHEMA_VERSION, "embedder": embedder.name, "dim": embedder.dim,
+           "sparse_encoder": sparse.name, "sparse_vector": sparse_name(sparse), "avgdl": avgdl}
+    store.create(embedder.dim, sparse_name(sparse), sparse.idf_modifier, INDEXED_FIELDS)
+    store.write_record(rec)
+    return rec
 
 # %% ../nbs/22_indexing.ipynb #3b49da7b
-def collection_info(client, collection: str) -> dict | None:
-    "cragrag's record in the collection metadata, or None when the collection does not exist."
-    if not client.collection_exists(collection): return None
-    meta = client.get_collection(collection).config.metadata or {}
-    return meta.get("cragrag", {})
+def collection_info(store: Store) -> dict | None:
+    "cragrag's model record of the collection: None when it does not exist, {} when cragrag did not create it."
+    if not store.exists(): return None
+    return store.record() or {}
 
 # %% ../nbs/22_indexing.ipynb #fcd7a1ea
 class IndexMismatch(ValueError):
@@ -68,17 +60,17 @@ def check_collection(info: dict | None, embedder: Embedder, sparse: SparseEncode
         raise IndexMismatch(f"collection {collection!r} has {info.get('dim')}-d vectors, the embedder gives {embedder.dim}-d")
 
 # %% ../nbs/22_indexing.ipynb #74c62f76
-def _open_collection(client, collection: str, chunks: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder) -> dict:
-    "cragrag's record of `collection` (created if missing), after checking the models and settling BM25's `avgdl`."
-    info = collection_info(client, collection)
-    check_collection(info, embedder, sparse, collection)
-    if info is None: info = create_collection(client, collection, embedder, sparse)
+def _open_collection(store: Store, chunks: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder) -> dict:
+    "cragrag's record of the collection (created if missing), after checking the models and settling BM25's `avgdl`."
+    info = collection_info(store)
+    check_collection(info, embedder, sparse, store.collection)
+    if info is None: info = create_collection(store, embedder, sparse)
     if getattr(sparse, "avgdl", 0) is None:  # BM25 needs avgdl: the collection's, or measured now and recorded
         if info.get("avgdl"): sparse.avgdl = info["avgdl"]
         else:
             sparse.fit([c.embed_text for c in chunks])
             info["avgdl"] = sparse.avgdl
-            client.update_collection(collection, metadata={"cragrag": info})
+            store.write_record(info)
     return info
 
 # %% ../nbs/22_indexing.ipynb #fb90177d
@@ -96,41 +88,30 @@ def article_chunk_ids(chunks: Sequence[Chunk]) -> dict[str, list[str]]:
     return out
 
 # %% ../nbs/22_indexing.ipynb #0cdc3201
-def _write_batch(client, collection: str, batch: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder,
+def _write_batch(store: Store, batch: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder,
                  cache: EmbeddingCache, art_ids: dict[str, list[str]], payload: dict | None) -> int:
     "Embed (cache first), sparse-encode and upsert `batch`; returns how many passages were embedded now."
-    from qdrant_client import models
     texts, before = [c.embed_text for c in batch], len(cache)
     dense = cache.embed_passages(embedder, texts)
-    client.upsert(collection, wait=True, points=[
-        models.PointStruct(id=c.chunk_id, payload={**c.payload(), **(payload or {}), "article_chunks": art_ids[c.chunk_id]},
-                           vector={DENSE: d.tolist(), sparse_name(sparse): s.to_qdrant()})
-        for c, d, s in zip(batch, dense, sparse.encode_documents(texts))])
+    store.upsert([StorePoint(c.chunk_id, d, s, {**c.payload(), **(payload or {}), "article_chunks": art_ids[c.chunk_id]})
+                  for c, d, s in zip(batch, dense, sparse.encode_documents(texts))])
     return len(cache) - before
 
 # %% ../nbs/22_indexing.ipynb #45764955
-def stored_ids(client, collection: str, doc_ids: Sequence[str]) -> dict[str, str]:
+def stored_ids(store: Store, doc_ids: Sequence[str]) -> dict[str, str]:
     "{point id: doc_id} of the stored chunks of `doc_ids`."
-    from qdrant_client import models
-    out, offset = {}, None
-    flt = models.Filter(must=[models.FieldCondition(key="doc_id", match=models.MatchAny(any=list(doc_ids)))])
-    while True:
-        pts, offset = client.scroll(collection, scroll_filter=flt, limit=1024, offset=offset,
-                                    with_payload=["doc_id"], with_vectors=False)
-        out.update({str(p.id): p.payload["doc_id"] for p in pts})
-        if offset is None: return out
+    return {i: p["doc_id"] for i, p in store.scroll({"doc_id": list(doc_ids)}, fields=["doc_id"])}
 
 # %% ../nbs/22_indexing.ipynb #11b6dd6e
-def _relink_and_prune(client, collection: str, chunks: Sequence[Chunk], stored: dict[str, str],
+def _relink_and_prune(store: Store, chunks: Sequence[Chunk], stored: dict[str, str],
                       written: Sequence[Chunk], art_ids: dict[str, list[str]]) -> int:
     "Point the kept chunks of changed articles at their new siblings, delete stale points; returns how many."
-    from qdrant_client import models
     touched = {(c.doc_id, c.article_id) for c in written}
     kept = [c for c in chunks if c.chunk_id in stored and (c.doc_id, c.article_id) in touched]
     for group in _by_article(kept).values():
-        client.set_payload(collection, payload={"article_chunks": art_ids[group[0].chunk_id]}, points=[c.chunk_id for c in group], wait=True)
+        store.set_payload([c.chunk_id for c in group], {"article_chunks": art_ids[group[0].chunk_id]})
     stale = sorted(set(stored) - {c.chunk_id for c in chunks})
-    if stale: client.delete(collection, points_selector=models.PointIdsList(points=stale), wait=True)
+    if stale: store.delete(stale)
     return len(stale)
 
 # %% ../nbs/22_indexing.ipynb #639b00e2
@@ -149,16 +130,16 @@ class IndexReport:
                 f"{self.deleted} deleted, {self.embedded} embedded in {self.seconds:.1f}s")
 
 # %% ../nbs/22_indexing.ipynb #b8b21705
-def index_chunks(client, collection: str, chunks: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder,
+def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder,
                  cache: EmbeddingCache | None = None, # passage vectors to reuse (misses are embedded and added)
                  payload: dict | None = None,         # extra payload on every chunk, e.g. {"tenant": "team-a"}
                  batch_size: int = 64,                # chunks per upsert
                  progress: bool = True) -> IndexReport:
-    "Upsert `chunks` (grouped by document) into `collection`, writing only what changed."
+    "Upsert `chunks` (grouped by document) into the store's collection, writing only what changed."
     t0, rep = time.perf_counter(), IndexReport(documents=len({c.doc_id for c in chunks}), chunks=len(chunks))
     if len({c.chunk_id for c in chunks}) != len(chunks): raise ValueError("duplicate chunk ids: the same document is given twice")
-    _open_collection(client, collection, chunks, embedder, sparse)
-    stored = stored_ids(client, collection, sorted({c.doc_id for c in chunks})) if chunks else {}
+    _open_collection(store, chunks, embedder, sparse)
+    stored = stored_ids(store, sorted({c.doc_id for c in chunks})) if chunks else {}
     todo = [c for c in chunks if c.chunk_id not in stored]
     art_ids, rep.unchanged = article_chunk_ids(chunks), len(chunks) - len(todo)
     cache = cache if cache is not None else EmbeddingCache(embedder.name)
@@ -169,11 +150,11 @@ def index_chunks(client, collection: str, chunks: Sequence[Chunk], embedder: Emb
     try:
         for i in range(0, len(todo), batch_size):
             batch = todo[i:i + batch_size]
-            rep.embedded += _write_batch(client, collection, batch, embedder, sparse, cache, art_ids, payload)
+            rep.embedded += _write_batch(store, batch, embedder, sparse, cache, art_ids, payload)
             rep.written += len(batch)
             if bar: bar.update(len(batch))
     finally:
         if bar: bar.close()
-    rep.deleted = _relink_and_prune(client, collection, chunks, stored, todo, art_ids)
+    rep.deleted = _relink_and_prune(store, chunks, stored, todo, art_ids)
     rep.seconds = time.perf_counter() - t0
     return rep

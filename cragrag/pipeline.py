@@ -5,6 +5,7 @@
 # %% ../nbs/80_pipeline.ipynb #1438d7e6
 from __future__ import annotations
 import threading, time, uuid, warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 from fastcore.basics import patch
@@ -14,20 +15,33 @@ from .routing import classify_query
 from .schema import AnswerResponse, Chunk, RetrieveResponse
 
 # %% auto #0
-__all__ = ['make_qdrant_client', 'validate_query', 'Components', 'Pipeline', 'default_pipeline', 'index_documents', 'retrieve',
+__all__ = ['ReadWriteLock', 'validate_query', 'Components', 'Pipeline', 'default_pipeline', 'index_documents', 'retrieve',
            'answer']
 
 # %% ../nbs/80_pipeline.ipynb #664ef81c
-def make_qdrant_client(s: Settings):
-    "A Qdrant client for the settings: server URL if set, else embedded at `qdrant_path` (or `:memory:`)."
-    try: from qdrant_client import QdrantClient
-    except ImportError: raise ImportError("cragrag needs qdrant-client: pip install qdrant-client") from None
-    if s.qdrant_url:
-        key = s.qdrant_api_key.get_secret_value() if s.qdrant_api_key else None
-        return QdrantClient(url=s.qdrant_url, api_key=key)
-    if str(s.qdrant_path) == ":memory:": return QdrantClient(location=":memory:")
-    Path(s.qdrant_path).mkdir(parents=True, exist_ok=True)
-    return QdrantClient(path=str(s.qdrant_path))
+class ReadWriteLock:
+    "Many readers at once, or one writer alone (writers wait for the readers in flight)."
+    def __init__(self): self._cond, self._readers, self._writer = threading.Condition(), 0, False
+
+    @contextmanager
+    def read(self):
+        with self._cond:
+            while self._writer: self._cond.wait()
+            self._readers += 1
+        try: yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers: self._cond.notify_all()
+
+    @contextmanager
+    def write(self):
+        with self._cond:
+            while self._writer or self._readers: self._cond.wait()
+            self._writer = True
+        try: yield
+        finally:
+            with self._cond: self._writer = False; self._cond.notify_all()
 
 # %% ../nbs/80_pipeline.ipynb #9454ec17
 def validate_query(query, max_chars: int = 1000) -> str:
@@ -40,13 +54,13 @@ def validate_query(query, max_chars: int = 1000) -> str:
 
 # %% ../nbs/80_pipeline.ipynb #c9ccc5af
 class Components:
-    "The settings and the lazily built parts of a `Pipeline` (store client, models, rewriter, tracer)."
+    "The settings and the lazily built parts of a `Pipeline` (store, models, rewriter, tracer)."
     def __init__(self, settings: Settings | None = None, # defaults to `load_settings()`
-                 client=None,                           # an open Qdrant client to use (e.g. one `:memory:` store shared by two pipelines)
+                 store=None,                            # an open `Store` to use (e.g. one `:memory:` store shared by two pipelines)
                  **overrides):                          # individual settings, e.g. `qdrant_path=":memory:"`
         self.settings = (type(settings)(**{**settings.model_dump(), **overrides}) if overrides else settings) if settings else load_settings(**overrides)
-        self._lock, self._client, self._parts, self._ctx = threading.RLock(), client, {}, None
-        self._search_lock = threading.Lock()   # embedded Qdrant is one process, one caller at a time
+        self._lock, self._store, self._parts, self._ctx = threading.RLock(), store, {}, None
+        self._rw = ReadWriteLock()            # searches read together; indexing writes alone
         self._warm, self._titles, self._stages = False, None, None
         self.last_timings: dict = {}          # per-step timings of the last search
         self.last_trace: dict | None = None   # the trace record of the last answer()
@@ -57,11 +71,12 @@ class Components:
 
 # %% ../nbs/80_pipeline.ipynb #7e5457ba
 @patch(as_prop=True)
-def client(self: Components):
-    "The Qdrant client (created on first use)."
+def store(self: Components):
+    "The `Store` of the configured collection (opened on first use)."
+    from cragrag.store import open_store
     with self._lock:
-        if self._client is None: self._client = make_qdrant_client(self.settings)
-    return self._client
+        if self._store is None: self._store = open_store(self.settings)
+    return self._store
 
 @patch
 def _part(self: Components, name, make):
@@ -71,9 +86,9 @@ def _part(self: Components, name, make):
 
 @patch
 def close(self: Components):
-    "Release the Qdrant client."
+    "Release the store (and its folder lock)."
     self._ctx = None
-    if self._client is not None: self._client.close(); self._client = None
+    if self._store is not None: self._store.close(); self._store = None
 
 @patch
 def __enter__(self: Components): return self
@@ -124,7 +139,7 @@ def warm(self: Components) -> int:
     "Open the store and load every model now; the milliseconds it took (0 once warm)."
     if self._warm: return 0
     t = time.perf_counter()
-    self.client; self.embedder.embed_queries(["보험"]); self.sparse_encoder.encode_query("보험")
+    self.store; self.embedder.embed_queries(["보험"]); self.sparse_encoder.encode_query("보험")
     getattr(self.reranker, "model", None); self.llm; self.rewriter
     self._warm = True
     return round((time.perf_counter() - t) * 1000)
@@ -149,11 +164,12 @@ def index(self: Components, paths=None,   # files/folders; None: the bundled dem
     "Load, chunk and index documents; unchanged chunks are skipped (see `cragrag.index`)."
     from cragrag.embedding import bundled_cache
     from cragrag.index import index_chunks
-    chunks = self.chunk(self.load(paths))   # parse everything before touching the store
-    with self._search_lock:
-        if recreate and self.client.collection_exists(self.settings.collection): self.client.delete_collection(self.settings.collection)
+    self.store                               # open the store first: a locked or outdated folder fails before any parsing
+    chunks = self.chunk(self.load(paths))   # parse everything before writing: one bad file changes nothing
+    with self._rw.write():
+        if recreate and self.store.exists(): self.store.drop()
         self._ctx, self._titles = None, None
-        return index_chunks(self.client, self.settings.collection, chunks, self.embedder, self.sparse_encoder,
+        return index_chunks(self.store, chunks, self.embedder, self.sparse_encoder,
                             cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
 
 # %% ../nbs/80_pipeline.ipynb #14b9bf31
@@ -161,7 +177,7 @@ def index(self: Components, paths=None,   # files/folders; None: the bundled dem
 def indexed_titles(self: Components) -> list[str]:
     "The distinct document titles in the collection (cached until the next `index()`)."
     from cragrag.critic import indexed_titles
-    if self._titles is None: self._titles = indexed_titles(self.client, self.settings.collection)
+    if self._titles is None: self._titles = indexed_titles(self.store)
     return self._titles
 
 # %% ../nbs/80_pipeline.ipynb #1afecca4
@@ -170,15 +186,16 @@ def search_context(self: Components):
     "The `SearchContext` for the configured collection (checks it exists and matches the models)."
     from cragrag.search import SearchContext
     if self._ctx is None:
-        self._ctx = SearchContext(self.client, self.settings.collection, self.embedder, self.sparse_encoder, self.settings)
+        self._ctx = SearchContext(self.store, self.embedder, self.sparse_encoder, self.settings)
     return self._ctx
 
 @patch
 def search(self: Components, query: str, route, top_k: int | None = None, filters=None) -> list:
     "Hybrid search + rerank + siblings for one query under a given route (what the CRAG loop calls)."
     from cragrag.search import search_and_rerank
-    with self._search_lock:
-        ctx = self.search_context(); ctx.timings = {}
+    lock = self._rw.read() if getattr(self.store, "concurrent_reads", False) else self._rw.write()
+    with lock:
+        ctx = self.search_context(); ctx.timings = {}   # per thread (see `SearchContext`)
         sources = search_and_rerank(ctx, query, self.reranker, route.strategy, top_k, filters)
         self.last_timings = dict(ctx.timings)
     return sources
@@ -205,7 +222,7 @@ class Pipeline(Components):
     "One configured set of cragrag components, built lazily: `retrieve()` and `answer()`."
     def retrieve(self, query: str,
                  top_k: int | None = None, # sources kept after reranking (siblings come on top)
-                 filters=None,             # payload filters, e.g. {"doc_id": "보험업법_법률"} (see `make_filter`)
+                 filters=None,             # payload filters, e.g. {"doc_id": "보험업법_법률"} (see `cragrag.store`)
                  trace_id: str | None = None) -> RetrieveResponse:
         "Stage [1]: route → hybrid search → rerank → siblings; the `/retrieve` response."
         query = validate_query(query, self.settings.max_query_chars)

@@ -4,41 +4,17 @@
 
 # %% ../nbs/23_search.ipynb #20be0e9c
 from __future__ import annotations
-import time
-from dataclasses import dataclass, field
+import threading, time
+from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 import numpy as np
-from .index import DENSE, collection_info, check_collection
+from .index import collection_info, check_collection
 from .schema import Chunk, SearchStrategy, Source
 from .sparse import SparseVec
 
 # %% auto #0
-__all__ = ['make_filter', 'Hit', 'SearchContext', 'search_rrf_only', 'search_candidates', 'fetch_siblings', 'to_source',
-           'Reranker', 'rerank', 'search_and_rerank']
-
-# %% ../nbs/23_search.ipynb #b7687035
-_RANGE_OPS = {"gt", "gte", "lt", "lte"}
-
-def _condition(key: str, v):
-    "One payload condition: a range (dict), one of (list), or equals (scalar)."
-    from qdrant_client import models
-    if isinstance(v, dict):
-        bad = set(v) - _RANGE_OPS
-        if bad or not v: raise ValueError(f"filter {key!r}: range operators are {sorted(_RANGE_OPS)}, got {sorted(v)}")
-        rng = models.DatetimeRange(**v) if all(isinstance(x, str) for x in v.values()) else models.Range(**v)
-        return models.FieldCondition(key=key, range=rng)
-    if isinstance(v, (list, tuple, set)): return models.FieldCondition(key=key, match=models.MatchAny(any=list(v)))
-    if isinstance(v, (str, int, bool)): return models.FieldCondition(key=key, match=models.MatchValue(value=v))
-    raise ValueError(f"filter {key!r}: unsupported value {v!r}")
-
-# %% ../nbs/23_search.ipynb #0e407a43
-def make_filter(filters: dict | Any | None):
-    "A Qdrant `Filter` from a dict of payload conditions (or a `Filter`, or None)."
-    from qdrant_client import models
-    if filters is None or isinstance(filters, models.Filter): return filters
-    if not isinstance(filters, dict): raise TypeError(f"filters must be a dict or qdrant Filter, not {type(filters).__name__}")
-    must = [_condition(key, v) for key, v in filters.items()]
-    return models.Filter(must=must) if must else None
+__all__ = ['Hit', 'SearchContext', 'search_rrf_only', 'search_candidates', 'fetch_siblings', 'to_source', 'Reranker', 'rerank',
+           'search_and_rerank']
 
 # %% ../nbs/23_search.ipynb #bc2ea88b
 @dataclass
@@ -62,18 +38,30 @@ class Hit:
 @dataclass
 class SearchContext:
     "The models and store a search runs against (a `Pipeline` builds one)."
-    client: Any
-    collection: str
+    store: Any          # a `cragrag.store.Store`
     embedder: Any
     sparse: Any
     settings: Any
-    timings: dict = field(default_factory=dict)
     def __post_init__(self):
-        info = collection_info(self.client, self.collection)
-        if info is None: raise LookupError(f"collection {self.collection!r} does not exist: index documents first (cragrag index PATH)")
-        check_collection(info, self.embedder, self.sparse, self.collection)
+        info = collection_info(self.store)
+        if info is None: raise LookupError(f"collection {self.store.collection!r} does not exist: index documents first (cragrag index PATH)")
+        check_collection(info, self.embedder, self.sparse, self.store.collection)
         self.sparse_vector = info.get("sparse_vector", "content-bm25")
         if getattr(self.sparse, "avgdl", 0) is None: self.sparse.avgdl = info.get("avgdl")
+        self._local = threading.local()
+
+    @property
+    def timings(self) -> dict:
+        "Milliseconds per step of this thread's searches."
+        if not hasattr(self._local, "timings"): self._local.timings = {}
+        return self._local.timings
+    @timings.setter
+    def timings(self, v: dict): self._local.timings = v
+
+    @property
+    def query_vec(self): return getattr(self._local, "query_vec", None)
+    @query_vec.setter
+    def query_vec(self, v): self._local.query_vec = v
 
 # %% ../nbs/23_search.ipynb #27530442
 def _tick(t, key, t0):
@@ -81,36 +69,30 @@ def _tick(t, key, t0):
     t[key] = t.get(key, 0) + (time.perf_counter() - t0) * 1000
     return time.perf_counter()
 
-def _sparse_of(p, name):
-    "The stored sparse vector `name` of a Qdrant point, as a `SparseVec` (None if absent)."
-    v = (p.vector or {}).get(name)
-    return SparseVec(list(v.indices), list(v.values)) if v is not None else None
+def _hits(found, rrf: dict | None = None) -> list[Hit]:
+    "`Hit`s of the store's hits, ranked in order (`rrf`: fused hits whose RRF score and sparse vector to keep)."
+    rrf = rrf or {}
+    return [Hit(h.id, h.payload, rrf[h.id].rrf_score if h.id in rrf else (0.0 if rrf else h.score), i + 1, h.dense,
+                rrf[h.id].sparse if h.id in rrf else h.sparse) for i, h in enumerate(found)]
 
 # %% ../nbs/23_search.ipynb #8316bb44
 def search_rrf_only(ctx: SearchContext, query: str,
                     strategy: SearchStrategy = SearchStrategy.HYBRID, # decides the prefetch factors
                     top_k: int | None = None,                         # default settings.top_k
-                    filters=None,                                     # dict or qdrant Filter
+                    filters=None,                                     # payload conditions (see Filters)
                     query_vec: np.ndarray | None = None) -> list[Hit]:
     "Dense + BM25 prefetches fused by Qdrant's RRF; `top_k × search_prefetch_multiplier` candidates."
-    from qdrant_client import models
     s = ctx.settings; top_k = top_k or s.top_k
-    f = s.strategy_factors[SearchStrategy(strategy).value]
-    flt, t0 = make_filter(filters), time.perf_counter()
+    f, t0 = s.strategy_factors[SearchStrategy(strategy).value], time.perf_counter()
     qv = ctx.embedder.embed_queries([query])[0] if query_vec is None else query_vec
     t0 = _tick(ctx.timings, "embed_ms", t0)
     sq = ctx.sparse.encode_query(query)
     t0 = _tick(ctx.timings, "tokenize_ms", t0)
-    pre = [models.Prefetch(query=qv.tolist(), using=DENSE, limit=top_k * f.dense, filter=flt)]
-    if sq.indices: pre.append(models.Prefetch(query=sq.to_qdrant(), using=ctx.sparse_vector, limit=top_k * f.bm25, filter=flt))
-    res = ctx.client.query_points(ctx.collection, prefetch=pre, query=models.RrfQuery(rrf=models.Rrf(k=s.rrf_k)),
-                                  query_filter=flt, limit=top_k * s.search_prefetch_multiplier,
-                                  with_payload=True, with_vectors=[DENSE, ctx.sparse_vector]).points
+    found = ctx.store.hybrid(qv, sq if sq.indices else None, top_k * f.dense, top_k * f.bm25,
+                             top_k * s.search_prefetch_multiplier, s.rrf_k, filters, with_vectors=True)
     _tick(ctx.timings, "qdrant_ms", t0)
     ctx.query_vec = qv
-    return [Hit(str(p.id), p.payload, float(p.score), i + 1,
-                np.asarray(p.vector[DENSE], np.float32) if p.vector and DENSE in p.vector else None, _sparse_of(p, ctx.sparse_vector))
-            for i, p in enumerate(res)]
+    return _hits(found)
 
 # %% ../nbs/23_search.ipynb #c40afcde
 def search_candidates(ctx: SearchContext, query: str, strategy: SearchStrategy = SearchStrategy.HYBRID,
@@ -123,13 +105,9 @@ def search_candidates(ctx: SearchContext, query: str, strategy: SearchStrategy =
     if not m or not fb or SearchStrategy(strategy) == SearchStrategy.BM25_HEAVY: return hits
     t0 = time.perf_counter()
     v = ctx.query_vec + s.prf_weight * np.mean(fb, axis=0); v = v / (np.linalg.norm(v) or 1)
-    res = ctx.client.query_points(ctx.collection, query=v.tolist(), using=DENSE, limit=top_k * s.search_prefetch_multiplier,
-                                  query_filter=make_filter(filters), with_payload=True, with_vectors=[DENSE, ctx.sparse_vector]).points
+    found = ctx.store.dense(v, top_k * s.search_prefetch_multiplier, filters, with_vectors=True)
     _tick(ctx.timings, "qdrant_ms", t0)
-    rrf = {h.id: h for h in hits}
-    out = [Hit(str(p.id), p.payload, rrf[str(p.id)].rrf_score if str(p.id) in rrf else 0.0, 0,
-               np.asarray(p.vector[DENSE], np.float32), rrf[str(p.id)].sparse if str(p.id) in rrf else _sparse_of(p, ctx.sparse_vector))
-           for p in res]
+    out = _hits(found, {h.id: h for h in hits})
     seen = {h.id for h in out}
     out += [h for h in hits if h.id not in seen]
     for i, h in enumerate(out): h.rank = i + 1
@@ -145,7 +123,7 @@ def fetch_siblings(ctx: SearchContext, hits: Sequence[Hit], window: int) -> dict
         i = ids.index(h.id) if h.id in ids else 0
         want[h.id] = [x for x in ids[max(0, i - window): i + window + 1] if x != h.id]
     need = sorted({x for v in want.values() for x in v})
-    pts = {str(p.id): p for p in ctx.client.retrieve(ctx.collection, need, with_payload=True, with_vectors=False)} if need else {}
+    pts = {p.id: p for p in ctx.store.retrieve(need)} if need else {}
     _tick(ctx.timings, "qdrant_ms", t0)
     return {h: [Hit(x, pts[x].payload, 0.0, 0) for x in v if x in pts] for h, v in want.items()}
 

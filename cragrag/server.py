@@ -41,9 +41,9 @@ def run_request(p: Pipeline, stage: str, req: RetrieveRequest):
 def health_report(p: Pipeline) -> dict:
     "Liveness, and what the index holds."
     from cragrag.index import collection_info
-    info = collection_info(p.client, p.settings.collection)
+    info = collection_info(p.store)
     return {"status": "ok", "collection": p.settings.collection, "indexed": info is not None,
-            "points": p.client.count(p.settings.collection).count if info is not None else 0,
+            "points": p.store.count() if info is not None else 0,
             "embedder": (info or {}).get("embedder"), "reranker": p.settings.reranker}
 
 # %% ../nbs/85_server.ipynb #1521bdc0
