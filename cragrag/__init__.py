@@ -24,6 +24,7 @@ _register("documents", "load_documents load_document chunk_document load_demo_co
 # %% ../nbs/09_api.ipynb #7a8e9283
 _register("sparse", "KiwiBM25")
 _register("embedding", "make_embedder EmbeddingCache")
+_register("store", "open_store EdgeStore QdrantStore StoreError")
 _register("index", "index_chunks IndexMismatch")
 _register("search", "search_rrf_only search_and_rerank SearchContext")
 _register("rerank", "CalibratedReranker BGEReranker calibrate")

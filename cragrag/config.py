@@ -97,8 +97,8 @@ class Settings(BaseSettings):
         "CRAG query rewriter: the offline colloquial→statutory glossary, the LLM (REWRITE_PROMPT), or auto (LLM when llm=openai)")
     glossary_path: Path | None = Field(None, description="TSV glossary of colloquial → statutory terms (default: the bundled one)")
     # --- storage -----------------------------------------------------------------------------------
-    qdrant_path: Path = Field(Path(".cragrag/qdrant"), description="embedded Qdrant folder (used when qdrant_url is unset); ':memory:' for tests")
-    qdrant_url: str | None = Field(None, description="Qdrant server or cluster URL, for when one machine is outgrown")
+    qdrant_path: Path = Field(Path(".cragrag/qdrant"), description="local folder of the embedded store, Qdrant Edge, one shard per collection (used when qdrant_url is unset); ':memory:' for tests and throwaway indexes")
+    qdrant_url: str | None = Field(None, description="Qdrant server or cluster URL: for several processes or machines on one index (a folder is locked by one process), or more data than one machine holds")
     qdrant_api_key: SecretStr | None = Field(None, description="API key of the Qdrant server")
     collection: str = Field("cragrag", min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_\-]+$",
                             description="Qdrant collection name")

@@ -156,5 +156,6 @@ def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, spar
     finally:
         if bar: bar.close()
     rep.deleted = _relink_and_prune(store, chunks, stored, todo, art_ids)
+    if rep.written or rep.deleted: store.optimize()   # Qdrant Edge builds its HNSW here, never on the query path
     rep.seconds = time.perf_counter() - t0
     return rep

@@ -164,13 +164,22 @@ def index(self: Components, paths=None,   # files/folders; None: the bundled dem
     "Load, chunk and index documents; unchanged chunks are skipped (see `cragrag.index`)."
     from cragrag.embedding import bundled_cache
     from cragrag.index import index_chunks
-    self.store                               # open the store first: a locked or outdated folder fails before any parsing
+    if not recreate: self.store              # open the store first: a locked or outdated folder fails before any parsing
     chunks = self.chunk(self.load(paths))   # parse everything before writing: one bad file changes nothing
     with self._rw.write():
-        if recreate and self.store.exists(): self.store.drop()
+        if recreate: self._recreate()
         self._ctx, self._titles = None, None
         return index_chunks(self.store, chunks, self.embedder, self.sparse_encoder,
                             cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
+
+@patch
+def _recreate(self: Components):
+    "Drop the collection (an earlier cragrag's index in the folder included) and open it empty."
+    from cragrag.store import open_store
+    with self._lock:
+        if self._store is not None and self._store.kind != "edge": return self._store.drop()   # a shared client stays
+        if self._store is not None: self._store.close()   # the folder lock is released, then taken again
+        self._store = open_store(self.settings, recreate=True)
 
 # %% ../nbs/80_pipeline.ipynb #14b9bf31
 @patch

@@ -141,6 +141,10 @@ def demo_points(title: str | None = "보험사기방지 특별법"):
 class QdrantStore:
     "A collection in qdrant-client: a Qdrant server or cluster by URL, or local mode (`:memory:` for tests)."
     kind = "qdrant"
+    @property
+    def concurrent_reads(self) -> bool:
+        "Whether searches may run in parallel: yes on a server, not in qdrant-client's local mode."
+        return not _is_local(self.client)
     def __init__(self, client, collection: str, owns_client: bool = False):
         self.client, self.collection, self.owns_client, self._sparse = client, collection, owns_client, None
     def __repr__(self): return f"QdrantStore({self.collection!r})"
@@ -294,6 +298,16 @@ def _qdrant_dense(self: QdrantStore, vector, limit: int, filter: dict | None = N
                                    query_filter=to_qdrant_filter(filter), with_payload=True, with_vectors=self._vectors(with_vectors)).points
     return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
 
+@patch(nm="sparse")
+def _qdrant_sparse(self: QdrantStore, vector: SparseVec, limit: int, filter: dict | None = None, with_vectors: bool = False) -> list[StoreHit]:
+    "The `limit` points with the highest sparse (BM25) score for `vector` alone."
+    from qdrant_client import models
+    if not len(vector.indices): return []
+    res = self.client.query_points(self.collection, query=models.SparseVector(indices=list(vector.indices), values=list(vector.values)),
+                                   using=self.sparse_name, limit=limit + _TIE_SLACK, query_filter=to_qdrant_filter(filter),
+                                   with_payload=True, with_vectors=self._vectors(with_vectors)).points
+    return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
+
 # %% ../nbs/15_store.ipynb #c9b00ab7
 def _write_json(path: Path, obj) -> None:
     "Write `obj` as JSON to `path` atomically: a temporary file in the same folder, fsync, then `os.replace`."
@@ -351,7 +365,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 class EdgeStore:
     "One collection as a Qdrant Edge shard in `<path>/<collection>/`, its record beside it; one process at a time."
-    kind = "edge"
+    kind, concurrent_reads = "edge", True   # one shard serves parallel readers (measured below)
     def __init__(self, path, collection: str, recreate: bool = False):
         if not _NAME.match(collection): raise StoreError(f"collection name {collection!r}: use letters, digits, '_' and '-'")
         self.path, self.collection, self._shard, self._sparse, self._fd = Path(path), collection, None, None, None
@@ -522,6 +536,15 @@ def dense(self: EdgeStore, vector, limit: int, filter: dict | None = None, with_
     "The `limit` points nearest to `vector` (cosine)."
     import qdrant_edge as qe
     res = self.shard.query(qe.QueryRequest(limit=limit + _TIE_SLACK, query=qe.Query.Nearest(np.asarray(vector, np.float32).tolist(), using=DENSE),
+                                           filter=to_edge_filter(filter), with_payload=True, with_vector=bool(with_vectors)))
+    return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
+
+@patch
+def sparse(self: EdgeStore, vector: SparseVec, limit: int, filter: dict | None = None, with_vectors: bool = False) -> list[StoreHit]:
+    "The `limit` points with the highest sparse (BM25) score for `vector` alone."
+    import qdrant_edge as qe
+    if not len(vector.indices): return []
+    res = self.shard.query(qe.QueryRequest(limit=limit + _TIE_SLACK, query=qe.Query.Nearest(qe.SparseVector(list(vector.indices), list(vector.values)), using=self.sparse_name),
                                            filter=to_edge_filter(filter), with_payload=True, with_vector=bool(with_vectors)))
     return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
 
