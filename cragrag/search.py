@@ -5,6 +5,7 @@
 # %% ../nbs/23_search.ipynb #20be0e9c
 from __future__ import annotations
 import threading, time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 import numpy as np
@@ -13,8 +14,8 @@ from .schema import Chunk, SearchStrategy, Source
 from .sparse import SparseVec
 
 # %% auto #0
-__all__ = ['Hit', 'SearchContext', 'search_rrf_only', 'search_candidates', 'fetch_siblings', 'to_source', 'Reranker', 'rerank',
-           'search_and_rerank']
+__all__ = ['Hit', 'QueryVectors', 'SearchContext', 'search_rrf_only', 'search_candidates', 'fetch_siblings', 'to_source',
+           'Reranker', 'rerank', 'search_and_rerank']
 
 # %% ../nbs/23_search.ipynb #bc2ea88b
 @dataclass
@@ -34,6 +35,19 @@ class Hit:
     @property
     def key(self) -> tuple[str, str | None]: return self.payload.get("doc_id"), self.payload.get("article_id")
 
+# %% ../nbs/23_search.ipynb #c0c56fd4
+class QueryVectors:
+    "A bounded, thread-safe cache of query vectors for one embedder (least recently used out first)."
+    def __init__(self, embedder, size: int = 512): self.embedder, self.size, self._d, self._lock = embedder, size, OrderedDict(), threading.Lock()
+    def __call__(self, query: str) -> np.ndarray:
+        with self._lock:
+            if query in self._d: self._d.move_to_end(query); return self._d[query]
+        v = self.embedder.embed_queries([query])[0]
+        with self._lock:
+            self._d[query] = v
+            if len(self._d) > self.size: self._d.popitem(last=False)
+        return v
+
 # %% ../nbs/23_search.ipynb #ea6df824
 @dataclass
 class SearchContext:
@@ -48,7 +62,7 @@ class SearchContext:
         check_collection(info, self.embedder, self.sparse, self.store.collection)
         self.sparse_vector = info.get("sparse_vector", "content-bm25")
         if getattr(self.sparse, "avgdl", 0) is None: self.sparse.avgdl = info.get("avgdl")
-        self._local = threading.local()
+        self._local, self.query_vectors = threading.local(), QueryVectors(self.embedder)
 
     @property
     def timings(self) -> dict:
@@ -84,7 +98,7 @@ def search_rrf_only(ctx: SearchContext, query: str,
     "Dense + BM25 prefetches fused by Qdrant's RRF; `top_k × search_prefetch_multiplier` candidates."
     s = ctx.settings; top_k = top_k or s.top_k
     f, t0 = s.strategy_factors[SearchStrategy(strategy).value], time.perf_counter()
-    qv = ctx.embedder.embed_queries([query])[0] if query_vec is None else query_vec
+    qv = ctx.query_vectors(query) if query_vec is None else query_vec
     t0 = _tick(ctx.timings, "embed_ms", t0)
     sq = ctx.sparse.encode_query(query)
     t0 = _tick(ctx.timings, "tokenize_ms", t0)
