@@ -6,7 +6,7 @@
 from __future__ import annotations
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 from .embedding import EmbeddingCache, Embedder
 from .schema import Chunk
 from .sparse import SparseEncoder
@@ -89,10 +89,11 @@ def article_chunk_ids(chunks: Sequence[Chunk]) -> dict[str, list[str]]:
 
 # %% ../nbs/22_indexing.ipynb #0cdc3201
 def _write_batch(store: Store, batch: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder,
-                 cache: EmbeddingCache, art_ids: dict[str, list[str]], payload: dict | None) -> int:
-    "Embed (cache first), sparse-encode and upsert `batch`; returns how many passages were embedded now."
+                 cache: EmbeddingCache, art_ids: dict[str, list[str]], payload: dict | None,
+                 progress: Callable[[int], object] | None = None) -> int:
+    "Embed (cache first, misses on every core), sparse-encode and upsert `batch`; returns how many passages were embedded now."
     texts, before = [c.embed_text for c in batch], len(cache)
-    dense = cache.embed_passages(embedder, texts)
+    dense = cache.embed_passages(embedder, texts, progress=progress)
     store.upsert([StorePoint(c.chunk_id, d, s, {**c.payload(), **(payload or {}), "article_chunks": art_ids[c.chunk_id]})
                   for c, d, s in zip(batch, dense, sparse.encode_documents(texts))])
     return len(cache) - before
@@ -150,9 +151,8 @@ def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, spar
     try:
         for i in range(0, len(todo), batch_size):
             batch = todo[i:i + batch_size]
-            rep.embedded += _write_batch(store, batch, embedder, sparse, cache, art_ids, payload)
+            rep.embedded += _write_batch(store, batch, embedder, sparse, cache, art_ids, payload, bar and bar.update)
             rep.written += len(batch)
-            if bar: bar.update(len(batch))
     finally:
         if bar: bar.close()
     rep.deleted = _relink_and_prune(store, chunks, stored, todo, art_ids)

@@ -40,7 +40,8 @@ def header_article(text: str) -> str | None:
     return article_id(*m.groups()) if m else None
 
 # %% ../nbs/02_korean.ipynb #52d5c5f6
-REF_TERM_RE = re.compile(r"(?:제\s*)?(?<![\d.])(\d+)\s*(?:-\s*(\d+)\s*)?조(?!\s*\d*\s*원)(?:\s*의\s*(\d+))?"
+_NOT_MONEY = r"(?!원)(?!\s*\d[\d,.]*\s*(?:[억만천백]\s*)*원)"   # after 조: "1조원", "1조 2,000억원" are amounts; "663조 원문" is not
+REF_TERM_RE = re.compile(rf"(?:제\s*)?(?<![\d.])(\d+)\s*(?:-\s*(\d+)\s*)?조{_NOT_MONEY}(?:\s*의\s*(\d+))?"
                          r"|별\s*표\s*(\d+)(?:\s*의\s*(\d+))?"
                          r"|제\s*(\d+)\s*(항|호)"
                          rf"|([{CIRCLED_CLASS}])")
@@ -59,7 +60,7 @@ def extract_refs(text: str) -> tuple[list[str], str]:
 
 # %% ../nbs/02_korean.ipynb #b85a7341
 LOOKUP_REF = (r"제\s*\d+\s*(?:-\s*\d+\s*)?조(?:\s*의\s*\d+)?"
-              r"|(?<![\d.])\d+\s*(?:-\s*\d+\s*)?조(?:\s*의\s*\d+)?(?!\s*\d*\s*원)"
+              rf"|(?<![\d.])\d+\s*(?:-\s*\d+\s*)?조{_NOT_MONEY}(?:\s*의\s*\d+)?"
               r"|제\s*\d+\s*[항호]|별\s*표\s*\d*|부\s*칙|별\s*지(?:\s*제?\s*\d+\s*호)?(?:\s*서식)?|서식\s*\d+")
 "Regex source of every reference that points at a place in a document (the router compiles it with domain extras)."
 
@@ -102,7 +103,7 @@ def law_match(a: str | None, b: str | None) -> bool:
 
 # %% ../nbs/02_korean.ipynb #bae49714
 _ART_RE = re.compile(
-    r"(?=[제\d같동])(?:(?:제\s*)?(?<![\d.,])(?P<art>\d+)\s*(?:-\s*(?P<dash>\d+)\s*)?조(?![건치정사합달성직세원])(?!\s*\d[\d,]*\s*원)(?:\s*의\s*(?P<sub>\d+))?"
+    r"(?=[제\d같동])(?:(?:제\s*)?(?<![\d.,])(?P<art>\d+)\s*(?:-\s*(?P<dash>\d+)\s*)?조(?![건치정사합달성직세])" + _NOT_MONEY + r"(?:\s*의\s*(?P<sub>\d+))?"
     r"|(?P<relart>같은\s*조|동\s*조))"
     rf"(?:\s*(?:(?:제\s*)?(?P<para>\d+)\s*항|(?P<circ>[{CIRCLED_CLASS}]))|\s*(?P<relpara>같은\s*항|동\s*항))?"
     r"(?:\s*(?:제\s*)?(?P<item>\d+)\s*호)?"

@@ -73,8 +73,11 @@ def create_app(pipeline: Pipeline | None = None): # default: `Pipeline()` from t
     return app
 
 # %% ../nbs/85_server.ipynb #7e406890
-def serve(host: str = "127.0.0.1", port: int = 8000, pipeline: Pipeline | None = None):
+def serve(host: str = "127.0.0.1", port: int = 8000, pipeline: Pipeline | None = None,
+          warm: bool = True): # load the models before opening the port
     "Run the API with uvicorn (blocking)."
     try: import uvicorn
     except ImportError: raise ImportError('cragrag serve needs uvicorn: pip install "cragrag[server]"') from None
-    uvicorn.run(create_app(pipeline), host=host, port=port)
+    p = pipeline or Pipeline()
+    if warm: print(f"cragrag: models loaded in {p.warm() / 1000:.1f} s", flush=True)
+    uvicorn.run(create_app(p), host=host, port=port)

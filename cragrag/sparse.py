@@ -17,12 +17,12 @@ __all__ = ['get_kiwi', 'analyze', 'analyze_many', 'SparseVec', 'term_id', 'KiwiB
 _kiwi, _kiwi_lock = {}, threading.Lock()
 
 def get_kiwi(num_workers: int = 1):
-    "The shared Kiwi analyzer (built on first use)."
+    "The shared Kiwi analyzer (built on first use, without the typo and multi-word dictionaries)."
     with _kiwi_lock:
         if num_workers not in _kiwi:
             try: from kiwipiepy import Kiwi
             except ImportError: raise ImportError("Korean BM25 needs kiwipiepy: pip install kiwipiepy") from None
-            _kiwi[num_workers] = Kiwi(num_workers=num_workers)
+            _kiwi[num_workers] = Kiwi(num_workers=num_workers, load_typo_dict=False, load_multi_dict=False)
     return _kiwi[num_workers]
 
 # %% ../nbs/20_sparse.ipynb #c278d289

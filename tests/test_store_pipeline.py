@@ -26,13 +26,32 @@ def test_a_folder_is_an_edge_store(edge):
     assert edge.store.kind == "edge" and edge.store.concurrent_reads
     assert edge.store.count() == 1184
 
-def test_both_engines_retrieve_the_same_articles(edge):
-    mem = Pipeline(qdrant_path=":memory:", trace_enabled=False); mem.index(progress=False)
+@pytest.fixture(scope="module")
+def mem():
+    p = Pipeline(qdrant_path=":memory:", trace_enabled=False); p.index(progress=False)
+    yield p
+    p.close()
+
+def test_both_engines_retrieve_the_same_articles(edge, mem):
     assert mem.store.kind == "qdrant"
     same = sum(articles(edge, q) == articles(mem, q) for q in QUESTIONS)
     tops = sum(articles(edge, q)[:1] == articles(mem, q)[:1] for q in QUESTIONS)
     assert tops == len(QUESTIONS), "the best article differs between the engines"
     assert same >= len(QUESTIONS) - 1   # exact score ties may swap two neighbours
+
+FIRE_DEV = Path(__file__).resolve().parents[2] / "shared" / "eval" / "fire_qna_dev.jsonl"
+
+def test_engines_agree_on_the_evaluation_questions(edge, mem):
+    "The bundled golden questions, and the fire dev set where ../shared/eval has it, on the demo index of both engines."
+    from importlib.resources import files
+    golden = files("cragrag") / "data" / "golden_bundled.jsonl"
+    qs = [json.loads(l)["question"] for l in golden.read_text(encoding="utf-8").splitlines() if l.strip()]
+    if FIRE_DEV.exists(): qs += [json.loads(l)["question"] for l in FIRE_DEV.read_text(encoding="utf-8").splitlines() if l.strip()]
+    assert len(qs) >= 150
+    a, b = [articles(edge, q) for q in qs], [articles(mem, q) for q in qs]
+    assert [x[:1] for x in a] == [x[:1] for x in b], "the best article differs between the engines"
+    same = sum(x == y for x, y in zip(a, b))
+    assert same >= 0.98 * len(qs), f"top-5 articles differ on {len(qs) - same} of {len(qs)} questions"   # measured: 1 of 307 (near-ties)
 
 def test_parallel_readers_return_what_sequential_readers_do(edge):
     qs = QUESTIONS * 3
