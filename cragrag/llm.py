@@ -4,7 +4,7 @@
 
 # %% ../nbs/33_llm.ipynb #5f56f356
 from __future__ import annotations
-import json, math, os, re, time
+import functools, json, math, os, re, time
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Sequence
@@ -216,13 +216,18 @@ class ExtractiveLLM(BaseLLM):
 # %% ../nbs/33_llm.ipynb #96983c5c
 _STOP = {"있다", "하다", "되다", "없다", "어떻다", "알리다", "주다", "받다", "수", "것", "무엇", "뭐", "때", "경우", "나요", "이다", "않다", "같다"}
 
+@functools.lru_cache(maxsize=16384)
+def _unit_terms(text: str) -> frozenset:
+    "The analysed terms of one context unit or title (units recur across questions: analysed once per process)."
+    return frozenset(analyze(text))
+
 @patch
 def select(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> list[tuple[Source, str, float]]:
     "The best-matching (source, unit, score) triples, in document order (terms of `query` and of `search_query`)."
     units = [(s, u) for s in sources for u in split_units(s.content)]
     if not units: return []
-    title = {s.chunk_id: set(analyze(s.metadata.get("article_title") or "")) for s in sources}
-    terms = [set(analyze(u)) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units
+    title = {s.chunk_id: _unit_terms(s.metadata.get("article_title") or "") for s in sources}
+    terms = [_unit_terms(u) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units
     df = Counter(t for ts in terms for t in ts)
     q = {t for t in analyze(query + " " + (search_query or "")) if t not in _STOP}
     prior = lambda s: 0.5 * (s.rerank_score or 0.0)                     # ties go to the better-ranked source

@@ -169,8 +169,18 @@ def index(self: Components, paths=None,   # files/folders; None: the bundled dem
     with self._rw.write():
         if recreate: self._recreate()
         self._ctx, self._titles = None, None
-        return index_chunks(self.store, chunks, self.embedder, self.sparse_encoder,
-                            cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
+        rep = index_chunks(self.store, chunks, self.embedder, self.sparse_encoder,
+                           cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
+    _warn_if_grown(self.store)
+    return rep
+
+def _warn_if_grown(store):
+    "Warn when the index has outgrown the gate's calibration (negatives' scores rise with the corpus)."
+    from cragrag.calibrate import calibration_status
+    st = calibration_status(store)
+    if st and st["stale"]:
+        warnings.warn(f"cragrag: the index has grown from {st['chunks']} to {st['chunks_now']} chunks since the CRAG gate was "
+                      "calibrated; its thresholds may now pass unanswerable questions: run cragrag calibrate again")
 
 @patch
 def _recreate(self: Components):
