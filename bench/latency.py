@@ -16,7 +16,9 @@ What it measures, per size, each size in its own subprocess (clean peak RSS, VmH
   `--local-max` chunks (local mode is brute force in Python: 50k would take minutes) on `--local-queries` questions;
 then the HTTP server (`create_app` under uvicorn in a subprocess on 127.0.0.1, access log off) on the
 `--server-size` collection: POST /retrieve and POST /answer for `--server-seconds` per concurrency level, httpx clients
-in threads of this process (they share the 2 cores with the server), throughput, p50/p95/p99 and errors.
+in threads of this process (they share the 2 cores with the server), throughput (and its ratio to concurrency 1),
+p50/p95/p99 and errors, for repeated questions (every question is asked once first: cached query vectors, as for a
+popular question) and for new ones (each request a text the server has not seen, so its query is embedded).
 
 Data (bench/latency_data.py, cached in bench/.cache): distinct windows of the real corpus in ../shared/corpus
 (`chunk_document` at 32 window sizes, deduplicated by text; 5,244 distinct chunks exist at the default window, the
@@ -49,7 +51,7 @@ def parse_args(argv=None):
     ap.add_argument("--queries", type=int, default=60, help="timed retrieve() queries per size")
     ap.add_argument("--server-seconds", type=float, default=10.0, help="seconds per endpoint and concurrency level")
     ap.add_argument("--server-size", type=int, default=10_000, help="collection the server serves (one of --sizes)")
-    ap.add_argument("--concurrency", default="1,8,32")
+    ap.add_argument("--concurrency", default="1,2,8,32")
     ap.add_argument("--skip-server", action="store_true")
     ap.add_argument("--skip-local", action="store_true", help="skip the qdrant-client local-mode comparison")
     ap.add_argument("--local-max", type=int, default=10_000, help="largest size also run in local mode")
@@ -216,8 +218,9 @@ def wait_up(url: str, proc, timeout: float = 180) -> None:
         time.sleep(0.5)
     raise SystemExit("the server did not come up")
 
-def load_level(url: str, conc: int, seconds: float, qs) -> dict:
-    "`conc` client threads posting questions for `seconds`: throughput, latencies and errors."
+def load_level(url: str, conc: int, seconds: float, qs, fresh: bool = False) -> dict:
+    """`conc` client threads posting questions for `seconds`: throughput, latencies and errors. `fresh`: every request a
+    text the server has not seen (the question plus a request number), so nothing comes from its query-vector cache."""
     import httpx
     lat, errs, lock, go = [], [], threading.Lock(), threading.Event()
     def worker(i):
@@ -225,7 +228,8 @@ def load_level(url: str, conc: int, seconds: float, qs) -> dict:
             go.wait(); j, end = i, t0 + seconds
             while time.perf_counter() < end:
                 t = time.perf_counter()
-                try: code = cl.post(url, json={"query": qs[j % len(qs)]}).status_code
+                q = f"{qs[j % len(qs)]} ({i}-{j})" if fresh else qs[j % len(qs)]
+                try: code = cl.post(url, json={"query": q}).status_code
                 except httpx.HTTPError as e: code = type(e).__name__
                 with lock: (lat.append((time.perf_counter() - t) * 1000) if code == 200 else errs.append(code))
                 j += conc
@@ -245,10 +249,11 @@ def bench_server(a, work: Path, qs) -> dict:
         t0 = time.perf_counter(); wait_up(url, proc); up_s = time.perf_counter() - t0
         out = {"up_s": up_s, "levels": {}}
         for ep in ("retrieve", "answer"):
-            for q in qs[:3]: httpx.post(f"{url}/{ep}", json={"query": q}, timeout=120)   # warm-up
-            for c in [int(x) for x in a.concurrency.split(",")]:
-                print(f"[server] /{ep} at concurrency {c} ...", flush=True)
-                out["levels"].setdefault(ep, []).append(load_level(f"{url}/{ep}", c, a.server_seconds, qs))
+            for q in qs: httpx.post(f"{url}/{ep}", json={"query": q}, timeout=120)   # warm-up: every question once
+            for fresh in (False, True):
+                for c in [int(x) for x in a.concurrency.split(",")]:
+                    print(f"[server] /{ep} {'new' if fresh else 'repeated'} questions at concurrency {c} ...", flush=True)
+                    out["levels"].setdefault(f"{ep} {'new' if fresh else 'repeated'}", []).append(load_level(f"{url}/{ep}", c, a.server_seconds, qs, fresh))
         out["rss_mb"] = vm_hwm_mb(proc.pid)
         return out
     finally:
@@ -334,11 +339,13 @@ def report_index(res: dict, prep: dict):
 def report_server(srv: dict, size: int):
     print(f"\nHTTP server ({size:,} chunks; uvicorn, 1 process; clients: httpx threads on the same 2 cores; up in {srv['up_s']:.1f}s; "
           f"server peak RSS {srv['rss_mb']:,.0f} MB)")
-    print(f"{'endpoint':<10} {'conc':>4} {'req/s':>7} {'done':>5} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6}")
+    print("  repeated: the bench's questions again (query vectors and answer units cached, as for a popular question);\n"
+          "  new: every request a text the server has not seen (its query is embedded)")
+    print(f"{'endpoint':<20} {'conc':>4} {'req/s':>7} {'× c=1':>6} {'done':>5} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6}")
     for ep, levels in srv["levels"].items():
         for L in levels:
             kinds = f" {L['error_kinds']}" if L["errors"] else ""
-            print(f"/{ep:<9} {L['c']:>4} {L['rps']:7.1f} {L['n']:>5} {L['p50']:7.0f} {L['p95']:7.0f} {L['p99']:7.0f} {L['errors']:>6}{kinds}")
+            print(f"/{ep:<19} {L['c']:>4} {L['rps']:7.1f} {L['rps'] / levels[0]['rps']:6.2f} {L['n']:>5} {L['p50']:7.0f} {L['p95']:7.0f} {L['p99']:7.0f} {L['errors']:>6}{kinds}")
 
 def main(a):
     sizes = sorted(int(x) for x in a.sizes.split(","))

@@ -54,3 +54,28 @@ def test_light_commands_load_no_model_library(tmp_path):
         r, mods = imported("cragrag", *args)
         assert r.returncode == 0, r.stderr[-2000:]
         assert not mods & MODEL_LIBRARIES, (args, mods & MODEL_LIBRARIES)
+
+def test_eval_and_calibrate_on_a_users_folder_and_golden_file(tmp_path):
+    "`cragrag eval` and `cragrag calibrate` as the README shows them: the user's documents, the user's golden file."
+    from importlib.resources import files
+    docs = tmp_path / "my_terms"; docs.mkdir()
+    src = files("cragrag") / "corpus" / "legalize-kr" / "보험사기방지특별법_법률.md"
+    (docs / "보험사기방지특별법_법률.md").write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    rows = [json.loads(l) for l in (files("cragrag") / "data" / "golden_bundled.jsonl").read_text(encoding="utf-8").splitlines()]
+    mine = [r for r in rows if any(g["doc"] == "보험사기방지특별법_법률" for g in r["gold"])][:8] + [r for r in rows if r["category"] == "out_of_corpus"][:8]
+    (tmp_path / "my_golden.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in mine), encoding="utf-8")
+    r = run("cragrag", "eval", "--docs", "my_terms", "--golden", "my_golden.jsonl", "--qdrant-path", "q", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "16 questions, 20 chunks indexed" in r.stdout and "R@5" in r.stdout, r.stdout
+    run_dir = next((tmp_path / "cragrag-eval").iterdir())
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "refusal recall" in report and "## By category" in report and "![scores.png](scores.png)" in report
+    r = run("cragrag", "calibrate", "--golden", "my_golden.jsonl", "--qdrant-path", "q", "--out", "calib", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "8 answerable, 8 unanswerable questions; 20 chunks" in r.stdout and "crag_score_threshold = " in r.stdout, r.stdout
+    assert sorted(p.name for p in (tmp_path / "calib").iterdir()) == ["calibration.json", "scores.png"]
+    r = run("cragrag", "eval", "--golden", "my_golden.jsonl", "--qdrant-path", "q", "--quiet", "--no-answers",
+            "--compare", str(run_dir / "run.json"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    newest = next(d for d in (tmp_path / "cragrag-eval").iterdir() if d != run_dir)
+    assert "## Against " + run_dir.name in (newest / "report.md").read_text(encoding="utf-8")
