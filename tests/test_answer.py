@@ -189,3 +189,17 @@ def test_semantic_judge_setting(demo_store, tmp_path):
             a = p.answer("보험계약은 언제 성립하나요?")
             assert a.verification.risk_level.value == "soft_fail"
             assert [c["purpose"] for c in p.last_trace["llm_calls"]] == ["generate", "semantic_judge"]
+
+def test_crag_on_off_ab_with_an_openai_compatible_model(llm_pipeline):
+    "The gate's A/B of `cragrag.eval` with the scripted OpenAI-compatible server: refusals, LLM calls and tokens, paired."
+    from cragrag.eval import bundled_golden, compare_runs, evaluate, gate_off, summarize
+    p, srv = llm_pipeline
+    qs = [q for q in bundled_golden("heldout") if q.category in ("paraphrase", "out_of_corpus")][:16]
+    on, off = evaluate(p, qs, progress=False), evaluate(gate_off(p), qs, progress=False)
+    s_on, s_off = summarize(on), summarize(off)
+    assert s_off["cost"]["per question"]["llm_calls"] == 1.0                     # without the gate: one generation per question
+    assert s_off["cost"]["per question"]["tokens"] > 0 and "generate" in s_off["cost"]
+    # with it: a rewrite call per retry, a generation per answered question, nothing for a refusal on score
+    assert [r.answer["llm_calls"] for r in on.results] == [r.answer["crag_retries"] + (not r.answer["refused"]) for r in on.results]
+    ab = compare_runs(on, off)
+    assert ab["diffs"]["refused (unanswerable)"].mean < 0 and ab["diffs"]["R@5"].mean == 0
