@@ -1,0 +1,126 @@
+"""Retrieval candidates of issue 12 against today's full stage, paired per question, with a 5-fold view. Prints figures;
+asserts nothing. Each candidate changes only how the reranker's candidates are gathered; the calibrated reranker then
+orders them as `retrieve()` does.
+
+    python bench/retrieval_candidates.py [--candidates doc-prf,glossary,doc-route] [--no-whole]
+
+- `doc-prf`: pseudo-relevance feedback's dense search restricted to the documents of the first-pass top `prf_docs` hits;
+- `glossary`: the question and its glossary rewrite (cragrag.crag.apply_glossary) searched both, fused by RRF (k=60);
+- `doc-route`: BM25 of the question over each document's title, chapter headings and article titles; the top two
+  documents get an extra document-filtered search, fused with the normal one by RRF (k=60).
+
+Sets: the fire dev set (../shared/eval) on the fire documents and on the whole shared corpus, and the bundled golden
+set's dev and heldout splits on the bundled corpus. Passage vectors come from bench/.cache (run bench/retrieval.py once
+first: it embeds and caches the whole corpus) and the bundled cache."""
+import argparse, json, math
+from collections import Counter
+from pathlib import Path
+import numpy as np
+from cragrag.config import Settings
+from cragrag.crag import apply_glossary, load_glossary
+from cragrag.documents import chunk_document, load_demo_corpus, load_documents
+from cragrag.embedding import EmbeddingCache, bundled_cache, make_embedder
+from cragrag.eval import article_metrics, bundled_golden, load_golden, paired_diff_ci
+from cragrag.index import index_chunks
+from cragrag.rerank import CalibratedReranker
+from cragrag.routing import classify_query
+from cragrag.schema import SearchStrategy
+from cragrag.search import SearchContext, _hits, rerank, search_candidates, search_rrf_only
+from cragrag.sparse import KiwiBM25, analyze
+from cragrag.store import open_store
+
+root = Path(__file__).resolve().parents[1]
+ap = argparse.ArgumentParser()
+ap.add_argument("--candidates", default="doc-prf,glossary,doc-route")
+ap.add_argument("--whole", action=argparse.BooleanOptionalAction, default=True)
+args = ap.parse_args()
+s = Settings(qdrant_path=":memory:"); emb = make_embedder(s)
+cache = EmbeddingCache.load(root / "bench" / ".cache" / f"embeddings-{emb.name.replace(':', '_').replace('/', '_')}.npz", emb.name)
+reranker = CalibratedReranker(embedder_name=emb.name)
+PROFILES, GLOSSARY = {}, load_glossary()
+
+def build(name, docs, c):
+    "Index `docs` in memory; the search context, with the documents' topic profiles for doc-route."
+    chunks = [x for d in docs for x in chunk_document(d, s.chunk_max_chars)]
+    st, bm = open_store(s, name), KiwiBM25()
+    index_chunks(st, chunks, emb, bm, cache=c, progress=False)
+    ctx = SearchContext(st, emb, bm, s)
+    PROFILES[id(ctx)] = {d.doc_id: Counter(analyze(" ".join([d.title] + sorted({a.chapter or "" for a in d.articles}) + [a.title or "" for a in d.articles])))
+                         for d in docs}
+    return ctx
+
+def fuse(ctx, query, *lists):
+    "RRF (k=60) of candidate lists, ranks renumbered; the query vector left as the question's (for the reranker)."
+    score, byid = {}, {}
+    for lst in lists:
+        for i, h in enumerate(lst): score[h.id] = score.get(h.id, 0) + 1 / (61 + i); byid.setdefault(h.id, h)
+    out = sorted(byid.values(), key=lambda h: -score[h.id])
+    for i, h in enumerate(out): h.rank = i + 1
+    ctx.query_vec = ctx.query_vectors(query)
+    return out
+
+def doc_prf(ctx, query, strategy):
+    hits, m = search_rrf_only(ctx, query, strategy), s.prf_docs
+    fb = [h.dense for h in hits[:m] if h.dense is not None]
+    if not fb or SearchStrategy(strategy) == SearchStrategy.BM25_HEAVY: return hits
+    v = ctx.query_vec + s.prf_weight * np.mean(fb, axis=0); v = v / (np.linalg.norm(v) or 1)
+    found = ctx.store.dense(v, s.top_k * s.search_prefetch_multiplier, {"doc_id": sorted({h.payload.get("doc_id") for h in hits[:m]})}, with_vectors=True)
+    out = _hits(found, {h.id: h for h in hits}); seen = {h.id for h in out}
+    out += [h for h in hits if h.id not in seen]
+    for i, h in enumerate(out): h.rank = i + 1
+    return out
+
+def glossary(ctx, query, strategy):
+    base = search_candidates(ctx, query, strategy)
+    alt, found = apply_glossary(query, GLOSSARY)
+    if not found or alt == query: return base
+    return fuse(ctx, query, base, search_candidates(ctx, alt, classify_query(alt).strategy))
+
+def doc_scores(query, prof) -> dict:
+    "BM25 (k1 1.2, b 0.75) of the question's terms over the document profiles."
+    q, n = set(analyze(query)), len(prof)
+    df, avg = Counter(t for c in prof.values() for t in c), np.mean([sum(c.values()) for c in prof.values()])
+    out = {}
+    for d, c in prof.items():
+        L = sum(c.values())
+        out[d] = sum(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * c[t] * 2.2 / (c[t] + 1.2 * (0.25 + 0.75 * L / avg)) for t in q if t in c)
+    return out
+
+def doc_route(ctx, query, strategy):
+    base, prof = search_candidates(ctx, query, strategy), PROFILES[id(ctx)]
+    sc = doc_scores(query, prof); best = sorted(sc, key=lambda d: -sc[d])[:2]
+    if len(prof) < 2 or sc[best[0]] <= 0: return base
+    return fuse(ctx, query, base, search_candidates(ctx, query, strategy, filters={"doc_id": best}))
+
+CANDIDATES = {"doc-prf": doc_prf, "glossary": glossary, "doc-route": doc_route}
+
+def arts(hits):
+    out = []
+    for h in hits:
+        k = (h.payload.get("doc_id"), h.payload.get("article_id"))
+        if k not in out: out.append(k)
+    return out
+
+def compare(name, ctx, qs, cand):
+    "Today vs `cand` on the answerable questions: R@5 and MRR, paired CI, per-fold differences, wins and losses."
+    now, new = [], []
+    for q in (q for q in qs if q.answerable and q.gold):
+        st = classify_query(q.question).strategy
+        now.append(article_metrics(arts(rerank(ctx, q.question, search_candidates(ctx, q.question, st), reranker)), q.articles))
+        new.append(article_metrics(arts(rerank(ctx, q.question, CANDIDATES[cand](ctx, q.question, st), reranker)), q.articles))
+    for m in ("R@5", "MRR"):
+        a, b = np.array([x[m] for x in now]), np.array([x[m] for x in new]); folds = np.arange(len(a)) % 5
+        fd = " ".join(f"{b[folds == f].mean() - a[folds == f].mean():+.3f}" for f in range(5))
+        print(f"  {name:16s} {m:4s} today {a.mean():.3f}  {cand} {b.mean():.3f}  Δ {paired_diff_ci(a, b)}  folds {fd}  "
+              f"wins {int((b > a).sum())} losses {int((b < a).sum())}", flush=True)
+
+fire_file = root.parent / "shared" / "eval" / "fire_qna_dev.jsonl"
+fire_qs = load_golden(fire_file)
+fire_docs = load_documents(sorted({root.parent / "shared" / "corpus" / g["doc"] for l in open(fire_file, encoding="utf-8") for g in json.loads(l)["gold"]}))
+sets = [("fire-only", build("fire", fire_docs, cache), fire_qs)]
+if args.whole: sets.append(("whole corpus", build("whole", load_documents([root.parent / "shared" / "corpus"]), cache), fire_qs))
+bundled = build("bundled", load_demo_corpus(), bundled_cache(emb.name))
+sets += [("bundled dev", bundled, bundled_golden("dev")), ("bundled heldout", bundled, bundled_golden("heldout"))]
+for cand in args.candidates.split(","):
+    print(f"\n{cand}: {CANDIDATES[cand].__name__} vs today's full stage (paired; 95% bootstrap CI of the difference)")
+    for name, ctx, qs in sets: compare(name, ctx, qs, cand)
