@@ -7,12 +7,14 @@ orders them as `retrieve()` does.
 - `doc-prf`: pseudo-relevance feedback's dense search restricted to the documents of the first-pass top `prf_docs` hits;
 - `glossary`: the question and its glossary rewrite (cragrag.crag.apply_glossary) searched both, fused by RRF (k=60);
 - `doc-route`: BM25 of the question over each document's title, chapter headings and article titles; the top two
-  documents get an extra document-filtered search, fused with the normal one by RRF (k=60).
+  documents get an extra document-filtered search, fused with the normal one by RRF (k=60);
+- `law-route`: the documents whose title the question names (in full, as a tail, or abbreviated: 소방시설법, 보험업법,
+  화재예방법 시행령; the level must agree) get an extra document-filtered search, fused by RRF (k=60).
 
 Sets: the fire dev set (../shared/eval) on the fire documents and on the whole shared corpus, and the bundled golden
 set's dev and heldout splits on the bundled corpus. Passage vectors come from bench/.cache (run bench/retrieval.py once
 first: it embeds and caches the whole corpus) and the bundled cache."""
-import argparse, json, math
+import argparse, json, math, re
 from collections import Counter
 from pathlib import Path
 import numpy as np
@@ -22,6 +24,7 @@ from cragrag.documents import chunk_document, load_demo_corpus, load_documents
 from cragrag.embedding import EmbeddingCache, bundled_cache, make_embedder
 from cragrag.eval import article_metrics, bundled_golden, load_golden, paired_diff_ci
 from cragrag.index import index_chunks
+from cragrag.korean import GENERIC_LAW_WORDS, law_level, law_match, law_norm
 from cragrag.rerank import CalibratedReranker
 from cragrag.routing import classify_query
 from cragrag.schema import SearchStrategy
@@ -31,13 +34,13 @@ from cragrag.store import open_store
 
 root = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
-ap.add_argument("--candidates", default="doc-prf,glossary,doc-route")
+ap.add_argument("--candidates", default="doc-prf,glossary,doc-route,law-route")
 ap.add_argument("--whole", action=argparse.BooleanOptionalAction, default=True)
 args = ap.parse_args()
 s = Settings(qdrant_path=":memory:"); emb = make_embedder(s)
 cache = EmbeddingCache.load(root / "bench" / ".cache" / f"embeddings-{emb.name.replace(':', '_').replace('/', '_')}.npz", emb.name)
 reranker = CalibratedReranker(embedder_name=emb.name)
-PROFILES, GLOSSARY = {}, load_glossary()
+PROFILES, TITLES, NAMED, GLOSSARY = {}, {}, [], load_glossary()
 
 def build(name, docs, c):
     "Index `docs` in memory; the search context, with the documents' topic profiles for doc-route."
@@ -45,6 +48,7 @@ def build(name, docs, c):
     st, bm = open_store(s, name), KiwiBM25()
     index_chunks(st, chunks, emb, bm, cache=c, progress=False)
     ctx = SearchContext(st, emb, bm, s)
+    TITLES[id(ctx)] = {d.doc_id: law_norm(d.title) for d in docs}
     PROFILES[id(ctx)] = {d.doc_id: Counter(analyze(" ".join([d.title] + sorted({a.chapter or "" for a in d.articles}) + [a.title or "" for a in d.articles])))
                          for d in docs}
     return ctx
@@ -92,7 +96,22 @@ def doc_route(ctx, query, strategy):
     if len(prof) < 2 or sc[best[0]] <= 0: return base
     return fuse(ctx, query, base, search_candidates(ctx, query, strategy, filters={"doc_id": best}))
 
-CANDIDATES = {"doc-prf": doc_prf, "glossary": glossary, "doc-route": doc_route}
+_LAW_WORD = re.compile(r"[가-힣]+?(?:법률|시행령|시행규칙|법|규정|기준)")
+
+def named_docs(ctx, query) -> list[str]:
+    "Documents whose title the question names (full, a tail, or an abbreviation: 소방시설법, 화재예방법 시행령, 보험업법)."
+    words = [w for w in _LAW_WORD.findall(query) if w not in GENERIC_LAW_WORDS]
+    titles = TITLES[id(ctx)]
+    def names(w, t): return law_level(w) == law_level(t) and (w == t or t.endswith(w) or (len(w) >= 4 and law_match(w, t)))
+    return sorted({d for w in words for d, t in titles.items() if names(w, t)})
+
+def law_route(ctx, query, strategy):
+    base, docs = search_candidates(ctx, query, strategy), named_docs(ctx, query)
+    if not docs: return base
+    NAMED.append(query)
+    return fuse(ctx, query, base, search_candidates(ctx, query, strategy, filters={"doc_id": docs}))
+
+CANDIDATES = {"doc-prf": doc_prf, "glossary": glossary, "doc-route": doc_route, "law-route": law_route}
 
 def arts(hits):
     out = []
@@ -123,4 +142,6 @@ bundled = build("bundled", load_demo_corpus(), bundled_cache(emb.name))
 sets += [("bundled dev", bundled, bundled_golden("dev")), ("bundled heldout", bundled, bundled_golden("heldout"))]
 for cand in args.candidates.split(","):
     print(f"\n{cand}: {CANDIDATES[cand].__name__} vs today's full stage (paired; 95% bootstrap CI of the difference)")
-    for name, ctx, qs in sets: compare(name, ctx, qs, cand)
+    for name, ctx, qs in sets:
+        NAMED.clear(); compare(name, ctx, qs, cand)
+        if cand == "law-route": print(f"  {name}: {len(NAMED)} questions name a document")
