@@ -8,6 +8,8 @@ orders them as `retrieve()` does.
 - `glossary`: the question and its glossary rewrite (cragrag.crag.apply_glossary) searched both, fused by RRF (k=60);
 - `doc-route`: BM25 of the question over each document's title, chapter headings and article titles; the top two
   documents get an extra document-filtered search, fused with the normal one by RRF (k=60);
+- `title-field`: BM25 over each chunk's article title and chapter alone (a second collection with the same ids),
+  its top 30 fused with today's candidates by RRF (k=60), weighted `--title-weight` (1.0 and 0.25 measured);
 - `law-route`: the documents whose title the question names (in full, as a tail, or abbreviated: 소방시설법, 보험업법,
   화재예방법 시행령; the level must agree) get an extra document-filtered search, fused by RRF (k=60).
 
@@ -30,17 +32,18 @@ from cragrag.routing import classify_query
 from cragrag.schema import SearchStrategy
 from cragrag.search import SearchContext, _hits, rerank, search_candidates, search_rrf_only
 from cragrag.sparse import KiwiBM25, analyze
-from cragrag.store import open_store
+from cragrag.store import StorePoint, open_store
 
 root = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
 ap.add_argument("--candidates", default="doc-prf,glossary,doc-route,law-route")
+ap.add_argument("--title-weight", type=float, default=0.25, help="RRF weight of the title list (title-field)")
 ap.add_argument("--whole", action=argparse.BooleanOptionalAction, default=True)
 args = ap.parse_args()
 s = Settings(qdrant_path=":memory:"); emb = make_embedder(s)
 cache = EmbeddingCache.load(root / "bench" / ".cache" / f"embeddings-{emb.name.replace(':', '_').replace('/', '_')}.npz", emb.name)
 reranker = CalibratedReranker(embedder_name=emb.name)
-PROFILES, TITLES, NAMED, GLOSSARY = {}, {}, [], load_glossary()
+PROFILES, TITLES, NAMED, GLOSSARY, TITLE_FIELD = {}, {}, [], load_glossary(), {}
 
 def build(name, docs, c):
     "Index `docs` in memory; the search context, with the documents' topic profiles for doc-route."
@@ -49,15 +52,22 @@ def build(name, docs, c):
     index_chunks(st, chunks, emb, bm, cache=c, progress=False)
     ctx = SearchContext(st, emb, bm, s)
     TITLES[id(ctx)] = {d.doc_id: law_norm(d.title) for d in docs}
+    if "title-field" in args.candidates:   # a second collection: the same ids, BM25 over article title + chapter only
+        heads = [" ".join(filter(None, [c.chapter, c.article_title])) or c.doc_title for c in chunks]
+        st2, bm2 = open_store(s, name + "-titles"), KiwiBM25().fit(heads)
+        st2.create(emb.dim, "content-bm25", True, {})
+        dense = c.embed_passages(emb, [ch.embed_text for ch in chunks])
+        st2.upsert([StorePoint(ch.chunk_id, d, v, {}) for ch, d, v in zip(chunks, dense, bm2.encode_documents(heads))])
+        TITLE_FIELD[id(ctx)] = (st2, bm2)
     PROFILES[id(ctx)] = {d.doc_id: Counter(analyze(" ".join([d.title] + sorted({a.chapter or "" for a in d.articles}) + [a.title or "" for a in d.articles])))
                          for d in docs}
     return ctx
 
-def fuse(ctx, query, *lists):
-    "RRF (k=60) of candidate lists, ranks renumbered; the query vector left as the question's (for the reranker)."
+def fuse(ctx, query, *lists, weights=None):
+    "RRF (k=60, optionally weighted per list) of candidate lists, ranks renumbered; the query vector left as the question's."
     score, byid = {}, {}
-    for lst in lists:
-        for i, h in enumerate(lst): score[h.id] = score.get(h.id, 0) + 1 / (61 + i); byid.setdefault(h.id, h)
+    for lst, w in zip(lists, weights or [1.0] * len(lists)):
+        for i, h in enumerate(lst): score[h.id] = score.get(h.id, 0) + w / (61 + i); byid.setdefault(h.id, h)
     out = sorted(byid.values(), key=lambda h: -score[h.id])
     for i, h in enumerate(out): h.rank = i + 1
     ctx.query_vec = ctx.query_vectors(query)
@@ -111,7 +121,19 @@ def law_route(ctx, query, strategy):
     NAMED.append(query)
     return fuse(ctx, query, base, search_candidates(ctx, query, strategy, filters={"doc_id": docs}))
 
-CANDIDATES = {"doc-prf": doc_prf, "glossary": glossary, "doc-route": doc_route, "law-route": law_route}
+def title_field(ctx, query, strategy):
+    "Today's candidates fused (RRF k=60) with the top 30 chunks by BM25 over their article title and chapter alone."
+    base = search_candidates(ctx, query, strategy)
+    st2, bm2 = TITLE_FIELD[id(ctx)]
+    qv = bm2.encode_query(query)
+    if not qv.indices: return base
+    ids = [h.id for h in st2.sparse(qv, 30)]
+    have = {h.id: h for h in base}
+    new = {h.id: h for h in _hits(ctx.store.retrieve([i for i in ids if i not in have], with_vectors=True))}
+    title_hits = [have.get(i) or new.get(i) for i in ids if (have.get(i) or new.get(i)) is not None]
+    return fuse(ctx, query, base, title_hits, weights=(1.0, args.title_weight))
+
+CANDIDATES = {"title-field": title_field, "doc-prf": doc_prf, "glossary": glossary, "doc-route": doc_route, "law-route": law_route}
 
 def arts(hits):
     out = []
