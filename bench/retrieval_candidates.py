@@ -38,6 +38,7 @@ root = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
 ap.add_argument("--candidates", default="doc-prf,glossary,doc-route,law-route")
 ap.add_argument("--title-weight", type=float, default=0.25, help="RRF weight of the title list (title-field)")
+ap.add_argument("--append", action="store_true", help="fusion candidates append their new candidates instead of reordering (RRF)")
 ap.add_argument("--whole", action=argparse.BooleanOptionalAction, default=True)
 args = ap.parse_args()
 s = Settings(qdrant_path=":memory:"); emb = make_embedder(s)
@@ -64,7 +65,16 @@ def build(name, docs, c):
     return ctx
 
 def fuse(ctx, query, *lists, weights=None):
-    "RRF (k=60, optionally weighted per list) of candidate lists, ranks renumbered; the query vector left as the question's."
+    """RRF (k=60, optionally weighted per list) of candidate lists, ranks renumbered; the query vector left as the question's.
+    With --append: the first list unchanged, then the other lists' new candidates (the reranker's rank feature kept)."""
+    ctx.query_vec = ctx.query_vectors(query)
+    if args.append:
+        out, seen = list(lists[0]), {h.id for h in lists[0]}
+        for lst in lists[1:]:
+            for h in lst:
+                if h.id not in seen: seen.add(h.id); out.append(h)
+        for i, h in enumerate(out): h.rank = i + 1
+        return out
     score, byid = {}, {}
     for lst, w in zip(lists, weights or [1.0] * len(lists)):
         for i, h in enumerate(lst): score[h.id] = score.get(h.id, 0) + w / (61 + i); byid.setdefault(h.id, h)
