@@ -10,6 +10,7 @@ orders them as `retrieve()` does.
   documents get an extra document-filtered search, fused with the normal one by RRF (k=60);
 - `title-field`: BM25 over each chunk's article title and chapter alone (a second collection with the same ids),
   its top 30 fused with today's candidates by RRF (k=60), weighted `--title-weight` (1.0 and 0.25 measured);
+- `score-order`: the calibrated reranker ordering candidates by its probability instead of keeping retrieval order;
 - `law-route`: the documents whose title the question names (in full, as a tail, or abbreviated: 소방시설법, 보험업법,
   화재예방법 시행령; the level must agree) get an extra document-filtered search, fused by RRF (k=60).
 
@@ -143,7 +144,15 @@ def title_field(ctx, query, strategy):
     title_hits = [have.get(i) or new.get(i) for i in ids if (have.get(i) or new.get(i)) is not None]
     return fuse(ctx, query, base, title_hits, weights=(1.0, args.title_weight))
 
-CANDIDATES = {"title-field": title_field, "doc-prf": doc_prf, "glossary": glossary, "doc-route": doc_route, "law-route": law_route}
+class _ByScore:
+    "The calibrated reranker, ordering by its own probability (today it keeps the retrieval order)."
+    name = "calibrated-by-score"
+    def score(self, query, hits, query_vec=None): return reranker.score(query, hits, query_vec)
+
+def score_order(ctx, query, strategy):
+    return rerank(ctx, query, search_candidates(ctx, query, strategy), _ByScore())
+
+CANDIDATES = {"score-order": score_order, "title-field": title_field, "doc-prf": doc_prf, "glossary": glossary, "doc-route": doc_route, "law-route": law_route}
 
 def arts(hits):
     out = []
