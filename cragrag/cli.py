@@ -235,9 +235,9 @@ def _golden_pipeline(args):
     return qs, p
 
 # %% ../nbs/90_cli.ipynb #58b7aa45
-def _headline(s: dict) -> list[str]:
+def _headline(s: dict, k: int = 5) -> list[str]:
     "The figures `cragrag eval` prints (the rest is in the report)."
-    pick = [("retrieval", "R@5"), ("retrieval", "MRR"), ("gate", "pass rate (answerable)"), ("gate", "refusal recall"), ("answers", "citation precision")]
+    pick = [("retrieval", f"sources@{k}"), ("retrieval", "R@5"), ("retrieval", "MRR"), ("gate", "pass rate (answerable)"), ("gate", "refusal recall"), ("answers", "citation precision")]
     return [f"  {k:<24} {s[g][k]}  (n={s[g][k].n})" for g, k in pick if k in s[g] and s[g][k].n]
 
 @command("eval", "measure retrieval, the CRAG gate, answers and cost on a golden set (report with confidence intervals)",
@@ -257,14 +257,14 @@ def cmd_eval(args) -> int:
         label = args.golden or "the demo corpus's golden set"
         run = evaluate(p, qs, args.top_k, not args.no_answers, label + (f" ({args.split})" if args.split else ""), progress=not args.quiet)
         path = write_report(run, Path(args.out) / run.run_id, base)
-        print(f"{len(qs)} questions, {run.chunks} chunks indexed, {run.seconds:.0f}s\n" + "\n".join(_headline(summarize(run))))
+        print(f"{len(qs)} questions, {run.chunks} chunks indexed, {run.seconds:.0f}s\n" + "\n".join(_headline(summarize(run), args.top_k)))
         print(f"report: {path}")
         st = calibration_status(p.store)
         if st and st["stale"]: print(f"cragrag: the index has grown from {st['chunks']} to {st['chunks_now']} chunks since the gate was calibrated: run cragrag calibrate again")
         if args.crag_ab and not args.no_answers:
             off = evaluate(gate_off(p), qs, args.top_k, True, run.golden + ", gate off", progress=not args.quiet)
             ab = write_report(off, Path(args.out) / (run.run_id + "-gate-off"), run)
-            print(f"gate off:\n" + "\n".join(_headline(summarize(off))) + f"\nreport (against the gate on): {ab}")
+            print(f"gate off:\n" + "\n".join(_headline(summarize(off), args.top_k)) + f"\nreport (against the gate on): {ab}")
     return 0
 
 # %% ../nbs/90_cli.ipynb #be71751b
