@@ -217,7 +217,8 @@ def cmd_trace_summary(args) -> int:
     return 0
 
 # %% ../nbs/90_cli.ipynb #8de47e44
-GOLDEN_ARGS = (arg("--golden", help="golden set, JSONL (default: the set shipped for the demo corpus)"),
+GOLDEN_ARGS = (arg("--golden", action="append", help="golden set, JSONL; repeat to combine files, e.g. your questions and "
+                                                         "out-of-corpus ones (default: the set shipped for the demo corpus)"),
                arg("--field", default="question", help="the key holding the question text (e.g. question_raw)"),
                arg("--split", help="only questions of this split (dev / heldout)"),
                arg("--docs", nargs="*", help="index these files or folders first"))
@@ -226,7 +227,9 @@ def _golden_pipeline(args):
     "The questions and the pipeline of `eval` / `calibrate`, indexing what they need first."
     from cragrag.eval import bundled_golden, load_golden
     from cragrag.index import collection_info
-    qs = load_golden(args.golden, args.field, args.split) if args.golden else bundled_golden(args.split)
+    qs = bundled_golden(args.split) if not args.golden else [
+        q.model_copy(update={"id": f"{Path(g).stem}:{q.id}" if len(args.golden) > 1 else q.id})   # ids stay unique across files
+        for g in args.golden for q in load_golden(g, args.field, args.split)]
     p = _pipeline(args)
     if args.docs: p.index(args.docs, progress=not getattr(args, "quiet", False))
     elif collection_info(p.store) is None:
@@ -254,7 +257,7 @@ def cmd_eval(args) -> int:
     base = EvalRun.load(args.compare) if args.compare else None
     qs, p = _golden_pipeline(args)
     with p:
-        label = args.golden or "the demo corpus's golden set"
+        label = " + ".join(args.golden or ["the demo corpus's golden set"])
         run = evaluate(p, qs, args.top_k, not args.no_answers, label + (f" ({args.split})" if args.split else ""), progress=not args.quiet)
         path = write_report(run, Path(args.out) / run.run_id, base)
         print(f"{len(qs)} questions, {run.chunks} chunks indexed, {run.seconds:.0f}s\n" + "\n".join(_headline(summarize(run), args.top_k)))
