@@ -267,7 +267,7 @@ def cmd_eval(args) -> int:
         if args.crag_ab and not args.no_answers:
             off = evaluate(gate_off(p), qs, args.top_k, True, run.golden + ", gate off", progress=not args.quiet)
             ab = write_report(off, Path(args.out) / (run.run_id + "-gate-off"), run)
-            print(f"gate off:\n" + "\n".join(_headline(summarize(off), args.top_k)) + f"\nreport (against the gate on): {ab}")
+            print("gate off:\n" + "\n".join(_headline(summarize(off), args.top_k)) + f"\nreport (against the gate on): {ab}")
     return 0
 
 # %% ../nbs/90_cli.ipynb #be71751b
@@ -297,7 +297,7 @@ def cmd_calibrate(args) -> int:
     if args.out:
         out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
         (out / "calibration.json").write_text(json.dumps({**asdict(cal), "cross_validation": cv}, ensure_ascii=False, indent=1), encoding="utf-8")
-        plot_scores(pos, neg, cal, out / "scores.png")
+        plot_scores(pos, neg, (cal.pass_threshold, cal.abort_threshold), out / "scores.png")
     return 0
 
 # %% ../nbs/90_cli.ipynb #3b0d5016
