@@ -79,9 +79,11 @@ class Settings(BaseSettings):
     embedding_model: str = Field("BAAI/bge-m3", description="model id or local directory for the bge-m3 embedder")
     sparse_encoder: Literal["kiwi-bm25", "bge-m3-sparse"] = Field("kiwi-bm25", description=
         "sparse vector: Kiwi morphemes with client-side BM25 (Qdrant supplies IDF), or BGE-M3 lexical weights")
-    reranker: Literal["calibrated", "bge-reranker"] = Field("calibrated", description=
-        "CRAG gate score: offline calibrated logistic scorer, or bge-reranker-v2-m3 (sigmoid-normalised)")
+    reranker: Literal["calibrated", "bge-reranker", "llm"] = Field("calibrated", description=
+        "CRAG gate score: offline calibrated logistic scorer, bge-reranker-v2-m3 (sigmoid-normalised), or the configured "
+        "LLM grading each of the top `llm_rerank_depth` candidates (needs llm_base_url)")
     reranker_model: str = Field("BAAI/bge-reranker-v2-m3", description="model id or local directory of the reranker")
+    llm_rerank_depth: int = Field(20, ge=1, le=100, description="candidates the LLM reranker grades, one call each")
     device: str = Field("cpu", description="torch device for the BGE models ('cuda', 'cuda:0', 'cpu')")
     llm: Literal["extractive", "openai"] = Field("extractive", description=
         "generator: offline extractive quoting (no model) or any OpenAI-compatible server (vLLM, OpenAI, Ollama)")

@@ -52,7 +52,7 @@ def _sources_from_context(ctx: str) -> list[Source]:
     return out
 
 # %% ../../nbs/37_judge_replies.ipynb #beb0b9ab
-_SCHEMAS = ("DocGrade", "AnswerGrade", "RetrievalGrade")
+_SCHEMAS = ("DocGrade", "AnswerGrade", "RetrievalGrade", "PassageGrade")
 
 def _schema_name(body: dict, text: str) -> str | None:
     "The structured output a request asks for: its `json_schema` name, else a schema title quoted in the prompt."
@@ -70,9 +70,10 @@ def _grounded(answer: str, context: str, strict: bool = False) -> bool:
 def _grade_reply(schema: str | None, text: str, relevant_at: float, ambiguous_at: float) -> str | None:
     "The JSON a grading request gets (None: `schema` is none of the judge's graders)."
     if schema == "AnswerGrade": return '{"grounded": %s}' % str(_grounded(_section(text, "답변"), _section(text, "근거"), "엄격" in text)).lower()
-    if schema not in ("DocGrade", "RetrievalGrade"): return None
+    if schema not in ("DocGrade", "RetrievalGrade", "PassageGrade"): return None
     c = keyword_coverage(_section(text, "질문"), _section(text, "검색 문서"))
     if schema == "DocGrade": return '{"relevant": %s}' % str(c >= relevant_at).lower()
+    if schema == "PassageGrade": return '{"relevance": %d}' % (3 if c >= 0.75 else 2 if c >= relevant_at else 1 if c >= ambiguous_at else 0)
     return '{"verdict": "%s"}' % ("CORRECT" if c >= relevant_at else "AMBIGUOUS" if c >= ambiguous_at else "INCORRECT")
 
 # %% ../../nbs/37_judge_replies.ipynb #badbd9e0
