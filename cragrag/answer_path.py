@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from .crag import REFUSAL_ANSWER, CragOutcome, run_crag
 from .critic import CriticOutcome, corpus_lookup, critic_dispatch, make_semantic_judge
-from .llm import CallLog, LLMError
+from .llm import CallLog, LLMError, time_left
 from .prompts import PROMPTS, calc_context_budget, truncate_context
 from .routing import classify_query
-from .schema import AnswerResponse, RiskLevel, RouteResult, Source
+from .schema import AnswerResponse, RiskLevel, RouteResult, Source, Verification
 from .verify import VerificationResult, verify_answer
 
 # %% auto #0
 __all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'Generation', 'AnswerState', 'route', 'crag', 'generate', 'verify',
-           'critique', 'Stage', 'run_stages', 'answer_response', 'trace_record']
+           'critique', 'Guard', 'guard', 'Stage', 'run_stages', 'answer_response', 'trace_record']
 
 # %% ../nbs/79_answer_path.ipynb #05b77008
 class Refusal(Exception):
@@ -57,6 +57,7 @@ class AnswerState:
     generate: Generation | None = None
     verify: VerificationResult | None = None
     critique: CriticOutcome | None = None
+    guard: Any = None   # a `Guard`, from stage [5]
 
 # %% ../nbs/79_answer_path.ipynb #e90cefc5
 def route(p, st: AnswerState) -> RouteResult:
@@ -98,6 +99,31 @@ def critique(p, st: AnswerState) -> CriticOutcome:
     regen = (lambda hint: p.llm.generate(st.query, st.route.query_type, g.sources, log=st.log, hint=hint)) if p.llm.can_complete else None
     return critic_dispatch(g.answer, v, g.sources, regen, _checker(p, st), lookup, enabled=p.settings.critic_dispatch_enabled)
 
+# %% ../nbs/79_answer_path.ipynb #73e6bd01
+@dataclass
+class Guard:
+    "What the guard let out: the answer (personal data masked) and its warnings."
+    answer: str
+    warnings: list[str] = field(default_factory=list)
+    answer_risk: str | None = None          # instruction-like text in the answer itself
+    personal_data: list[str] = field(default_factory=list)   # kinds found in the answer (masked when mask_pii)
+
+def guard(p, st: AnswerState) -> Guard:
+    "Stage [5]: the injection policy, instruction-like text in the answer, personal data in the answer."
+    from cragrag.injection import instruction_risk
+    from cragrag.pii import find_pii, mask_pii
+    c, policy = st.critique, p.settings.injection_policy
+    risk = instruction_risk(c.answer)
+    if c.verification.injection_refusal(policy) or (policy == "refuse" and risk == "high"):
+        raise Refusal("untrusted_instruction", "the answer relies on, or repeats, instruction-like text from the evidence")
+    out, kinds = Guard(c.answer, answer_risk=risk), sorted({m.kind for m in find_pii(c.answer)})
+    if risk: out.warnings.append(f"the answer itself contains instruction-like text ({risk} risk): check it against the sources")
+    if kinds:
+        out.personal_data = kinds
+        if p.settings.mask_pii: out.answer = mask_pii(c.answer)
+        out.warnings.append(f"the answer contains personal data ({', '.join(kinds)})" + (", masked" if p.settings.mask_pii else ""))
+    return out
+
 # %% ../nbs/79_answer_path.ipynb #cb012e8f
 @dataclass(frozen=True)
 class Stage:
@@ -106,12 +132,14 @@ class Stage:
     fn: Callable
 
 ANSWER_STAGES = (Stage("route", route), Stage("crag", crag), Stage("generate", generate),
-                 Stage("verify", verify), Stage("critique", critique))
+                 Stage("verify", verify), Stage("critique", critique), Stage("guard", guard))
 
 def run_stages(p, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
     "Run `stages` in order on `st` until one refuses; per-stage and total query time in `st`."
     t0 = time.perf_counter()
     for s in stages:
+        if (left := time_left()) is not None and left <= 0:
+            st.refusal = Refusal("deadline", f"the request's deadline passed before the {s.name} stage"); break
         st.ran.append(s.name); t = time.perf_counter()
         try: setattr(st, s.name, s.fn(p, st))
         except (Refusal, LLMError, LookupError) as e: st.refusal = refusal_of(e)
@@ -123,13 +151,19 @@ def run_stages(p, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
 # %% ../nbs/79_answer_path.ipynb #43040de7
 def answer_response(st: AnswerState, generator: str | None = None, load_ms: int = 0) -> AnswerResponse:
     "The `/answer` response of a finished state (`generator`: the LLM's name, reported once generation started)."
-    refused, c = st.refusal is not None, st.critique
+    refused, c, g = st.refusal is not None, st.critique, st.guard
+    ver = None if refused else c.verification.projection(c.escalation_required)
+    if not refused and g is not None and g.warnings:
+        ver = (ver.model_copy(update={"warnings": ver.warnings + g.warnings}) if ver else
+               Verification(risk_level=max(c.verification.risk_level, RiskLevel.WARN), groundedness=c.verification.groundedness,
+                            warnings=g.warnings, escalation_required=c.escalation_required))
     return AnswerResponse(trace_id=st.trace_id, query=st.query, route=st.route, elapsed_ms=st.elapsed_ms, load_ms=load_ms or None,
-                          answer=REFUSAL_ANSWER if refused else c.answer, sources=[] if refused else st.generate.sources,
+                          answer=REFUSAL_ANSWER if refused else (g.answer if g is not None else c.answer),
+                          sources=[] if refused else st.generate.sources,
                           crag_retries=st.crag.retries if st.crag else 0, is_refusal=refused,
                           refusal_reason=st.refusal.reason if refused else None,
                           generator=generator if "generate" in st.ran else None,
-                          verification=None if refused else c.verification.projection(c.escalation_required),
+                          verification=ver,
                           citations=[] if refused else c.verification.citations)
 
 # %% ../nbs/79_answer_path.ipynb #02b766ea
@@ -146,6 +180,7 @@ def trace_record(st: AnswerState, res: AnswerResponse, settings) -> dict:
                                "refusal_reason": st.crag.refusal_reason, "error": st.crag.error}
     if st.refusal and st.refusal.error: rec["error"] = st.refusal.error
     if st.critique: rec.update(verification=st.critique.verification.record(), critic=st.critique.record())
+    if st.guard: rec["guard"] = {"warnings": st.guard.warnings, "answer_risk": st.guard.answer_risk, "personal_data": st.guard.personal_data}
     rec.update(crag_retries=res.crag_retries, llm_calls=st.log.records(), timings=st.timings, elapsed_ms=res.elapsed_ms,
                sources=_source_rows(res.sources),
                answer={"is_refusal": res.is_refusal, "refusal_reason": res.refusal_reason, "generator": res.generator, "chars": len(res.answer)})

@@ -106,6 +106,25 @@ class Settings(BaseSettings):
                             description="Qdrant collection name")
     trace_enabled: bool = Field(True, description="write one JSONL trace record per answer() request")
     trace_dir: Path = Field(Path(".cragrag/trace"), description="one JSONL trace file per day: <trace_dir>/<YYYYMMDD>/traces.jsonl")
+    trace_max_bytes: int = Field(50_000_000, ge=10_000, description="a day's trace file rotates (traces.1.jsonl, …) past this size")
+    # --- trust boundaries (see the docs' Security page) ------------------------------------------
+    mask_pii: bool = Field(True, description=
+        "mask personal data (주민등록번호, 외국인등록번호, phone numbers, e-mail, card and account numbers, passports) before "
+        "anything is written (traces, logs) and before text leaves the process (LLM prompts, external sources)")
+    injection_policy: Literal["flag", "refuse"] = Field("flag", description=
+        "an answer that relies on a chunk with instruction-like text: flag it in the verification, or refuse")
+    follow_symlinks: bool = Field(False, description="index files reached through symlinks that leave the indexed folder")
+    api_keys_file: Path | None = Field(None, description=
+        "JSON file of hashed API keys (`cragrag keys add`); with keys, every request needs one and is scoped to its tenant")
+    request_deadline_s: float = Field(60.0, gt=0, le=3600, description=
+        "whole-request budget of retrieve/answer, CRAG loop and LLM retries included; past it the answer is a refusal")
+    max_request_top_k: int = Field(50, ge=1, le=200, description="largest top_k a request may ask for")
+    max_filter_values: int = Field(100, ge=1, le=10000, description="most values in one filter field (e.g. doc_id list)")
+    max_answer_chars: int = Field(8000, ge=100, le=1_000_000, description=
+        "longest LLM completion read; a longer one is cut and the answer refused as unverifiable")
+    max_pending_requests: int = Field(32, ge=1, le=10000, description=
+        "requests the server holds (running + waiting); beyond it 503 with Retry-After")
+    max_body_bytes: int = Field(65536, ge=1024, le=100_000_000, description="largest HTTP request body")
 
     @model_validator(mode="after")
     def _thresholds_ordered(self):

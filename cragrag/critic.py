@@ -10,17 +10,20 @@ from enum import Enum
 from typing import Callable
 from pydantic import BaseModel, Field
 from .schema import RiskLevel
+from .injection import instruction_risk
 from .korean import extract_appendix_refs, extract_article_refs, law_match, law_norm
+from .prompts import UNTRUSTED_RULE, quote_untrusted
 from .verify import CRITICAL_KINDS, VerificationResult, extract_numeric_facts
 
 # %% auto #0
-__all__ = ['REGENERATE', 'ESCALATE', 'FailureType', 'FailureAnalysis', 'classify_failure', 'build_hint', 'indexed_titles',
-           'corpus_lookup', 'NegationRuleJudge', 'SemanticVerdict', 'LLMSemanticJudge', 'make_semantic_judge',
-           'improved', 'CriticOutcome', 'critic_dispatch']
+__all__ = ['REGENERATE', 'ESCALATE', 'SEMANTIC_JUDGE', 'FailureType', 'FailureAnalysis', 'classify_failure', 'build_hint',
+           'indexed_titles', 'corpus_lookup', 'NegationRuleJudge', 'SemanticVerdict', 'LLMSemanticJudge',
+           'make_semantic_judge', 'improved', 'CriticOutcome', 'critic_dispatch']
 
 # %% ../nbs/41_critic.ipynb #737b5ae4
 class FailureType(str, Enum):
     "Why a verification failed: the critic's root-cause axis."
+    UNTRUSTED_EVIDENCE = "untrusted_evidence"
     GENERATION_ERROR = "generation_error"
     RETRIEVAL_GAP = "retrieval_gap"
     UNIT_ERROR = "unit_error"
@@ -29,7 +32,7 @@ class FailureType(str, Enum):
     NONE = "none"
 
 REGENERATE = {FailureType.GENERATION_ERROR, FailureType.UNIT_ERROR}
-ESCALATE = {FailureType.RETRIEVAL_GAP, FailureType.SEMANTIC_MISMATCH}
+ESCALATE = {FailureType.RETRIEVAL_GAP, FailureType.SEMANTIC_MISMATCH, FailureType.UNTRUSTED_EVIDENCE}
 
 def _action(ft: FailureType) -> str: return "regenerate" if ft in REGENERATE else "escalate" if ft in ESCALATE else "none"
 
@@ -65,6 +68,7 @@ def _unit_errors(result: VerificationResult, chunks) -> list[str]:
 # %% ../nbs/41_critic.ipynb #c24a7e9f
 def _root_cause(result: VerificationResult, found: list[str], nowhere: list[str], units: list[str]) -> FailureType:
     "The first cause that explains the failure, from the most to the least specific."
+    if result.untrusted: return FailureType.UNTRUSTED_EVIDENCE
     if any(c.semantic_flag for c in result.claims): return FailureType.SEMANTIC_MISMATCH
     if nowhere: return FailureType.GENERATION_ERROR
     if found or result.hierarchy_mismatches: return FailureType.RETRIEVAL_GAP
@@ -87,13 +91,20 @@ def classify_failure(result: VerificationResult,           # what `verify_answer
     return FailureAnalysis(ft, sev, _action(ft), found, nowhere, units)
 
 # %% ../nbs/41_critic.ipynb #95257896
+def _hint_item(s: str, limit: int = 60) -> str | None:
+    "An answer's fragment as one short line for the hint; None when it reads as an instruction."
+    s = " ".join(quote_untrusted(s).split("\n")[1:-1]).strip()
+    s = " ".join(s.split())[:limit]
+    return None if instruction_risk(s) else s
+
 def build_hint(result: VerificationResult, analysis: FailureAnalysis) -> str:
     "A correction hint for one regenerate: what the context does not support, in Korean."
     lines = ["이전 답변에서 컨텍스트로 확인되지 않는 내용이 있었습니다. 아래를 고쳐 컨텍스트만으로 다시 답하십시오."]
-    for r in analysis.not_in_corpus: lines.append(f"- {r}: 컨텍스트에 없는 조항입니다. 인용하지 마십시오.")
+    for r in analysis.not_in_corpus:
+        if (r := _hint_item(r)): lines.append(f"- {r}: 컨텍스트에 없는 조항입니다. 인용하지 마십시오.")
     for m in result.numeric_mismatches:
         how = "컨텍스트의 단위·자릿수를 그대로 쓰십시오" if m["text"] in analysis.unit_errors else "컨텍스트에 있는 값만 쓰십시오"
-        lines.append(f"- {m['text']}: 컨텍스트에서 확인되지 않습니다. {how}.")
+        if (t := _hint_item(m["text"])): lines.append(f"- {t}: 컨텍스트에서 확인되지 않습니다. {how}.")
     return "\n".join(lines)
 
 # %% ../nbs/41_critic.ipynb #ec9a399b
@@ -150,13 +161,15 @@ class SemanticVerdict(BaseModel):
     contradicts: bool = Field(description="주장이 근거와 반대되는 내용이면 True (예: '보장된다' vs '보장하지 아니한다')")
 
 # %% ../nbs/41_critic.ipynb #f740f7a1
+SEMANTIC_JUDGE = "주장이 근거와 의미상 모순되는지 판정하세요. 근거에 없는 내용은 모순이 아닙니다. " + UNTRUSTED_RULE
+
 class LLMSemanticJudge:
     "Asks an OpenAI-compatible model whether a claim contradicts the context (structured output)."
     name = "llm-judge"
     def __init__(self, llm, log=None): self.llm, self.log = llm, log
     def __call__(self, claim: str, context: str) -> bool:
-        msgs = [{"role": "system", "content": "주장이 근거와 의미상 모순되는지 판정하세요. 근거에 없는 내용은 모순이 아닙니다."},
-                {"role": "user", "content": f"[근거]\n{context}\n\n[주장]\n{claim}"}]
+        msgs = [{"role": "system", "content": SEMANTIC_JUDGE},
+                {"role": "user", "content": f"[근거]\n{quote_untrusted(context)}\n\n[주장]\n{quote_untrusted(claim)}"}]
         return self.llm.structured(msgs, SemanticVerdict, purpose="semantic_judge", log=self.log).contradicts
 
 # %% ../nbs/41_critic.ipynb #45d2dd15

@@ -4,7 +4,8 @@
 
 # %% ../nbs/03_documents.ipynb #f5fdd328
 from __future__ import annotations
-import hashlib, re, uuid, warnings
+import hashlib, logging, re, uuid, warnings
+from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
@@ -200,17 +201,26 @@ def parse_appendix(body: str) -> list[Article]:
     return [Article(aid, title, None, keep, kind="appendix")] if keep else []
 
 # %% ../nbs/03_documents.ipynb #7f565d44
+@contextmanager
+def _quiet(logger: str):
+    "Hold back a library's log warnings for the block (the `DocumentError` says what went wrong, once)."
+    log = logging.getLogger(logger); level = log.level
+    log.setLevel(logging.ERROR)
+    try: yield
+    finally: log.setLevel(level)
+
 def pdf_lines(path: Path) -> list[Line]:
     "Text lines of a PDF with 1-based page numbers."
     try: from pypdf import PdfReader
     except ImportError: raise DocumentError("reading PDFs needs pypdf: pip install pypdf") from None
-    try: reader = PdfReader(str(path))
-    except Exception as e: raise DocumentError(f"{path}: not a readable PDF ({e})") from None
-    out = []
-    for i, page in enumerate(reader.pages, 1):
-        try: text = page.extract_text() or ""
-        except Exception as e: raise DocumentError(f"{path}: page {i} cannot be read ({e})") from None
-        out += [Line(t, i) for t in text.split("\n")]
+    with _quiet("pypdf"):   # pypdf logs what it repairs or gives up on ("EOF marker not found") straight to stderr
+        try: reader = PdfReader(str(path))
+        except Exception as e: raise DocumentError(f"{path}: not a readable PDF ({e})") from None
+        out = []
+        for i, page in enumerate(reader.pages, 1):
+            try: text = page.extract_text() or ""
+            except Exception as e: raise DocumentError(f"{path}: page {i} cannot be read ({e})") from None
+            out += [Line(t, i) for t in text.split("\n")]
     if not any(l.text.strip() for l in out):
         raise DocumentError(f"{path}: the PDF has no text layer (a scan?); run OCR first")
     return out
@@ -249,6 +259,7 @@ def load_document(path: str | Path) -> Document:
     if not p.is_file(): raise DocumentError(f"{p}: no such file")
     if p.suffix.lower() not in SUFFIXES:
         raise DocumentError(f"{p}: unsupported format {p.suffix or '(no extension)'!r}; supported: {sorted(SUFFIXES)}")
+    if p.stat().st_size == 0: raise DocumentError(f"{p}: empty file (0 bytes)")
     return _load_pdf(p) if p.suffix.lower() == ".pdf" else _load_text(p)
 
 # %% ../nbs/03_documents.ipynb #b9edf324
@@ -258,23 +269,46 @@ def _walk(folder: Path) -> list[Path]:
             and not any(x.startswith(".") for x in f.relative_to(folder).parts)]
 
 # %% ../nbs/03_documents.ipynb #95b7a502
-def iter_files(paths: Iterable[str | Path]) -> list[Path]:
-    "Expand files and folders (recursively, sorted) into document files."
-    out, skipped = [], []
+def _leaves(f: Path, folder: Path) -> bool:
+    "Whether `f`, found under `folder`, resolves (through symlinks) to a place outside it."
+    return not f.resolve().is_relative_to(folder.resolve())
+
+def iter_files(paths: Iterable[str | Path], follow_symlinks: bool = False) -> list[Path]:
+    "Expand files and folders (recursively, sorted) into document files; symlinks out of a folder only with `follow_symlinks`."
+    out, skipped, outside = [], [], []
     for p in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
         if p.is_dir():
-            for f in _walk(p): (out if f.suffix.lower() in SUFFIXES else skipped).append(f)
+            for f in _walk(p):
+                if not follow_symlinks and _leaves(f, p): outside.append(f)
+                else: (out if f.suffix.lower() in SUFFIXES else skipped).append(f)
         elif p.exists(): out.append(p)
         else: raise DocumentError(f"{p}: no such file or folder")
     if skipped: warnings.warn(f"skipped {len(skipped)} file(s) of unsupported format: {', '.join(map(str, skipped[:5]))}")
+    if outside: warnings.warn(f"skipped {len(outside)} file(s) reached through a symlink that leads out of the folder: "
+                              f"{', '.join(f'{f} -> {f.resolve()}' for f in outside[:5])} (set follow_symlinks to index them)")
     return out
 
 # %% ../nbs/03_documents.ipynb #3a7ad61d
-def load_documents(paths: str | Path | Iterable[str | Path]) -> list[Document]:
-    "Load every document under `paths` (files or folders); all or nothing."
-    docs = [load_document(f) for f in iter_files(paths)]
-    for d in docs:
-        if not d.articles: raise DocumentError(f"{d.source}: no text to index")
+def _load_one(f: Path) -> Document:
+    "One file's `Document`, or `DocumentError` if it cannot be read or holds no text."
+    d = load_document(f)
+    if not d.articles: raise DocumentError(f"{d.source}: no text to index")
+    return d
+
+def load_documents(paths: str | Path | Document | Iterable[str | Path | Document],
+                   strict: bool = False,           # stop at the first file that cannot be loaded (default: skip it, with a warning)
+                   follow_symlinks: bool = False   # read files that symlinks inside a folder lead to outside it
+                   ) -> list[Document]:
+    "Load every document under `paths` (files, folders, or `Document`s already loaded)."
+    given = [paths] if isinstance(paths, (str, Path, Document)) else list(paths)
+    docs = [x for x in given if isinstance(x, Document)]
+    files = [x for x in given if not isinstance(x, Document)]
+    for f in iter_files(files, follow_symlinks) if files else []:
+        try: docs.append(_load_one(f))
+        except Exception as e:
+            why = str(e) if isinstance(e, DocumentError) else f"{f}: cannot be read ({type(e).__name__}: {e})"
+            if strict: raise (e if isinstance(e, DocumentError) else DocumentError(why)) from e
+            warnings.warn(f"skipped {why}")
     ids = Counter(d.doc_id for d in docs)
     dup = [k for k, n in ids.items() if n > 1]
     if dup: raise DocumentError(f"two files share the document id {dup[0]!r} (the file name); rename one")

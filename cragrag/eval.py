@@ -184,7 +184,8 @@ def evaluate_question(pipeline, q: GoldenQuestion, k: int = 5, answers: bool = T
     return r
 
 # %% ../nbs/87_eval.ipynb #e2b678d1
-_NOT_RESULTS = {"llm_api_key", "qdrant_api_key", "qdrant_path", "qdrant_url", "collection", "trace_enabled", "trace_dir", "device"}
+_NOT_RESULTS = {"llm_api_key", "qdrant_api_key", "qdrant_path", "qdrant_url", "collection", "trace_enabled", "trace_dir", "device",
+                "trace_max_bytes", "api_keys_file", "max_pending_requests", "max_body_bytes"}   # where and how it runs, not what it answers
 
 def settings_hash(settings) -> str:
     "12 hex digits over the settings that change results."
@@ -211,9 +212,11 @@ class EvalRun:
     seconds: float = 0.0
 
     def save(self, path: str | Path) -> Path:
-        "Write the run as JSON."
+        "Write the run as JSON (personal data in questions and answers masked unless the run's settings turned `mask_pii` off)."
+        from cragrag.pii import mask_obj
         path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(self), ensure_ascii=False, indent=1), encoding="utf-8")
+        d = asdict(self); d = mask_obj(d) if self.settings.get("mask_pii", True) else d
+        path.write_text(json.dumps(d, ensure_ascii=False, indent=1), encoding="utf-8")
         return path
 
     @classmethod
@@ -396,5 +399,7 @@ def write_report(run: EvalRun, out: str | Path, baseline: EvalRun | None = None)
     run.save(out / "run.json")
     th = (run.settings.get("crag_score_threshold"), run.settings.get("crag_abort_threshold"))
     plots = _plots(run, out, th if None not in th else None)
-    (out / "report.md").write_text(report_markdown(run, baseline, plots), encoding="utf-8")
+    from cragrag.pii import mask_pii
+    md = report_markdown(run, baseline, plots)
+    (out / "report.md").write_text(mask_pii(md) if run.settings.get("mask_pii", True) else md, encoding="utf-8")
     return out / "report.md"

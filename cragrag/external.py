@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal, Protocol, Sequence, runtime_checkable
 from pydantic import BaseModel, Field
+from . import pii
 from .crag import GateDecision, GateResult
 from .llm import CallLog
-from .prompts import render_context
+from .prompts import UNTRUSTED_RULE, render_context
 from .schema import Source
 
 # %% auto #0
@@ -31,7 +32,7 @@ class RetrievalGrade(BaseModel):
     verdict: Literal["CORRECT", "AMBIGUOUS", "INCORRECT"] = Field(description=
         "CORRECT: 정확한 답변을 포함 / AMBIGUOUS: 부분적으로 관련 있지만 불완전 / INCORRECT: 관련 없거나 잘못된 정보")
 
-THREE_WAY_GRADER = "다음 검색 결과가 질문에 대한 답변을 포함하는지 CORRECT / AMBIGUOUS / INCORRECT 중 하나로 분류하세요."
+THREE_WAY_GRADER = "다음 검색 결과가 질문에 대한 답변을 포함하는지 CORRECT / AMBIGUOUS / INCORRECT 중 하나로 분류하세요. " + UNTRUSTED_RULE
 
 # %% ../nbs/36_external.ipynb #b74027c1
 def grade_retrieval(llm, question: str, sources: Sequence[Source], log: CallLog | None = None) -> RetrievalVerdict:
@@ -72,15 +73,17 @@ _PRIVATE = {"resident_id": r"\d{6}\s*-\s*[1-8]\d{6}", "phone": r"01[016789]\s*-?
             "email": r"[\w.+-]+@[\w-]+\.[\w.]+", "policy_number": r"(?:증권|계약|카드|계좌)\s*번호\s*[:：]?\s*[\d-]{6,}"}
 
 def private_data(query: str) -> list[str]:
-    "Kinds of personal data found in `query` (resident_id, phone, email, policy_number)."
-    return [k for k, p in _PRIVATE.items() if re.search(p, query)]
+    "Kinds of personal data found in `query` (resident_id, phone, email, policy_number, and the other `cragrag.pii` kinds)."
+    kinds = [k for k, p in _PRIVATE.items() if re.search(p, query)]
+    return kinds + [k for k in dict.fromkeys(m.kind for m in pii.find_pii(query)) if k not in kinds]
 
 # %% ../nbs/36_external.ipynb #90fe0366
 @dataclass(frozen=True)
 class ExternalPolicy:
-    "Whether a query may be sent to an external source."
+    "Whether a query may be sent to an external source, and in what form."
     allow_external: bool = False  # nothing leaves unless this is on
     allow_private: bool = False   # queries with personal data stay in, even when external search is on
+    mask_pii: bool = True         # a query that goes out has its personal data masked (`cragrag.pii.mask_pii`)
 
     def blocked(self, query: str, external) -> str | None:
         "Why the query may not go out (None: it may)."
@@ -88,6 +91,10 @@ class ExternalPolicy:
         if not self.allow_external: return "external_disabled"
         if private_data(query) and not self.allow_private: return "private_query"
         return None
+
+    def outgoing(self, query: str) -> str:
+        "The query as it is sent out: masked unless `mask_pii` is off."
+        return pii.mask_pii(query) if self.mask_pii else query
 
 # %% ../nbs/36_external.ipynb #3d951aa0
 @dataclass
@@ -103,11 +110,11 @@ def _label(s: Source, name: str) -> Source:
 
 def corrective_route(query: str, verdict: RetrievalVerdict, internal: Sequence[Source],
                      external: ExternalSource | None = None, policy: ExternalPolicy = ExternalPolicy(), k: int = 3) -> CorrectiveResult:
-    "The three-way action, behind the policy gate."
+    "The three-way action, behind the policy gate (the query sent out is `policy.outgoing(query)`: masked by default)."
     if verdict == RetrievalVerdict.CORRECT: return CorrectiveResult(verdict, "use_retrieval", list(internal))
     why = policy.blocked(query, external)
     if why is None:
-        ext = [_label(s, external.name) for s in external.search(query, k)]
+        ext = [_label(s, external.name) for s in external.search(policy.outgoing(query), k)]
         if verdict == RetrievalVerdict.AMBIGUOUS: return CorrectiveResult(verdict, "combine", list(internal) + ext)
         return CorrectiveResult(verdict, "external_only" if ext else "refuse", ext)
     if verdict == RetrievalVerdict.AMBIGUOUS: return CorrectiveResult(verdict, "internal_only", list(internal), why)

@@ -4,17 +4,19 @@
 
 # %% ../nbs/22_indexing.ipynb #7f467db0
 from __future__ import annotations
-import time
+import time, warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 from .embedding import EmbeddingCache, Embedder
 from .schema import Chunk
 from .sparse import SparseEncoder
 from .store import Store, StorePoint
+from .injection import instruction_risk
 
 # %% auto #0
 __all__ = ['DENSE', 'SCHEMA_VERSION', 'INDEXED_FIELDS', 'sparse_name', 'create_collection', 'collection_info', 'IndexMismatch',
-           'check_collection', 'article_chunk_ids', 'stored_ids', 'IndexReport', 'index_chunks']
+           'warn_if_incomplete', 'check_collection', 'article_chunk_ids', 'stored_ids', 'IndexReport', 'index_status',
+           'index_chunks']
 
 # %% ../nbs/22_indexing.ipynb #a800a3c6
 DENSE = "dense"
@@ -31,7 +33,8 @@ INDEXED_FIELDS = {"doc_id": "keyword", "article_id": "keyword", "doc_title": "ke
 def create_collection(store: Store, embedder: Embedder, sparse: SparseEncoder, avgdl: float | None = None) -> dict:
     "Create the collection with the `dense` and sparse named vectors, payload indexes and cragrag's model record."
     rec = {"schema": SCHEMA_VERSION, "embedder": embedder.name, "dim": embedder.dim,
-           "sparse_encoder": sparse.name, "sparse_vector": sparse_name(sparse), "avgdl": avgdl}
+           "sparse_encoder": sparse.name, "sparse_vector": sparse_name(sparse), "avgdl": avgdl,
+           "complete": False}   # no index run has finished yet (see "Interrupted runs" below)
     store.create(embedder.dim, sparse_name(sparse), sparse.idf_modifier, INDEXED_FIELDS)
     store.write_record(rec)
     return rec
@@ -46,8 +49,17 @@ def collection_info(store: Store) -> dict | None:
 class IndexMismatch(ValueError):
     "The collection was built with other models than the ones configured."
 
-def check_collection(info: dict | None, embedder: Embedder, sparse: SparseEncoder, collection: str):
-    "Raise `IndexMismatch` unless the collection was built with these models."
+def warn_if_incomplete(info: dict | None, collection: str) -> None:
+    "Warn when the record says an index run did not finish."
+    if not info or info.get("complete") is not False: return
+    left = info.get("pending") or []
+    docs = f" (of {len(left)} document(s): {', '.join(left[:3])}{', ...' if len(left) > 3 else ''})" if left else ""
+    warnings.warn(f"cragrag: collection {collection!r} is incomplete: an index run did not finish{docs}, so answers may miss "
+                  "documents; run cragrag index on the same documents again to complete it")
+
+def check_collection(info: dict | None, embedder: Embedder, sparse: SparseEncoder, collection: str,
+                     warn_incomplete: bool = True):
+    "Raise `IndexMismatch` unless the collection was built with these models; warn if it is incomplete."
     if info is None: return
     if not info: raise IndexMismatch(f"collection {collection!r} was not created by cragrag; use another CRAGRAG_COLLECTION")
     want = {"embedder": embedder.name, "sparse_encoder": sparse.name}
@@ -58,12 +70,13 @@ def check_collection(info: dict | None, embedder: Embedder, sparse: SparseEncode
                                 f"(CRAGRAG_COLLECTION=...) or delete it (cragrag index --recreate).")
     if info.get("dim") != embedder.dim:
         raise IndexMismatch(f"collection {collection!r} has {info.get('dim')}-d vectors, the embedder gives {embedder.dim}-d")
+    if warn_incomplete: warn_if_incomplete(info, collection)
 
 # %% ../nbs/22_indexing.ipynb #74c62f76
 def _open_collection(store: Store, chunks: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder) -> dict:
     "cragrag's record of the collection (created if missing), after checking the models and settling BM25's `avgdl`."
     info = collection_info(store)
-    check_collection(info, embedder, sparse, store.collection)
+    check_collection(info, embedder, sparse, store.collection, warn_incomplete=False)
     if info is None: info = create_collection(store, embedder, sparse)
     if getattr(sparse, "avgdl", 0) is None:  # BM25 needs avgdl: the collection's, or measured now and recorded
         if info.get("avgdl"): sparse.avgdl = info["avgdl"]
@@ -94,14 +107,17 @@ def _write_batch(store: Store, batch: Sequence[Chunk], embedder: Embedder, spars
     "Embed (cache first, misses on every core), sparse-encode and upsert `batch`; returns how many passages were embedded now."
     texts, before = [c.embed_text for c in batch], len(cache)
     dense = cache.embed_passages(embedder, texts, progress=progress)
-    store.upsert([StorePoint(c.chunk_id, d, s, {**c.payload(), **(payload or {}), "article_chunks": art_ids[c.chunk_id]})
+    store.upsert([StorePoint(c.chunk_id, d, s, {**c.payload(), **(payload or {}), "article_chunks": art_ids[c.chunk_id],
+                                                "instruction_risk": instruction_risk(c.text)})   # screened once, here (cragrag.injection)
                   for c, d, s in zip(batch, dense, sparse.encode_documents(texts))])
     return len(cache) - before
 
 # %% ../nbs/22_indexing.ipynb #45764955
-def stored_ids(store: Store, doc_ids: Sequence[str]) -> dict[str, str]:
-    "{point id: doc_id} of the stored chunks of `doc_ids`."
-    return {i: p["doc_id"] for i, p in store.scroll({"doc_id": list(doc_ids)}, fields=["doc_id"])}
+def stored_ids(store: Store, doc_ids: Sequence[str],
+               tenant: str | None = None) -> dict[str, str]: # whose chunks: this tenant's (None: a `TenantStore`'s, else those without a tenant)
+    "{point id: doc_id} of one owner's stored chunks of `doc_ids`."
+    owner = tenant if tenant is not None else getattr(store, "tenant", None)
+    return {i: p["doc_id"] for i, p in store.scroll({"doc_id": list(doc_ids)}, fields=["doc_id", "tenant"]) if p.get("tenant") == owner}
 
 # %% ../nbs/22_indexing.ipynb #11b6dd6e
 def _relink_and_prune(store: Store, chunks: Sequence[Chunk], stored: dict[str, str],
@@ -130,6 +146,30 @@ class IndexReport:
         return (f"{self.documents} documents, {self.chunks} chunks: {self.written} written, {self.unchanged} unchanged, "
                 f"{self.deleted} deleted, {self.embedded} embedded in {self.seconds:.1f}s")
 
+# %% ../nbs/22_indexing.ipynb #5fca06ef
+def _mark(store: Store, **changes) -> dict:
+    "Update keys of the collection's record (read back first: other keys, e.g. the calibration, are kept)."
+    rec = {**(store.record() or {}), **changes}
+    store.write_record(rec)
+    return rec
+
+def _start_run(store: Store, doc_ids: Sequence[str]) -> None:
+    "Mark the collection incomplete, with this run's documents pending."
+    pending = set((store.record() or {}).get("pending") or [])
+    _mark(store, complete=False, pending=sorted(pending | set(doc_ids)))
+
+def _finish_run(store: Store, doc_ids: Sequence[str]) -> None:
+    "Take this run's documents off the pending list; complete when none is left."
+    rec = store.record() or {}
+    left = sorted(set(rec.get("pending") or []) - set(doc_ids))
+    if rec.get("complete") is not (not left) or (rec.get("pending") or []) != left: _mark(store, complete=not left, pending=left)
+
+def index_status(store: Store) -> str:
+    "'missing' (no collection), 'incomplete' (an index run did not finish: run it again) or 'complete'."
+    info = collection_info(store)
+    if info is None: return "missing"
+    return "incomplete" if info.get("complete") is False else "complete"
+
 # %% ../nbs/22_indexing.ipynb #b8b21705
 def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder,
                  cache: EmbeddingCache | None = None, # passage vectors to reuse (misses are embedded and added)
@@ -140,9 +180,11 @@ def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, spar
     t0, rep = time.perf_counter(), IndexReport(documents=len({c.doc_id for c in chunks}), chunks=len(chunks))
     if len({c.chunk_id for c in chunks}) != len(chunks): raise ValueError("duplicate chunk ids: the same document is given twice")
     _open_collection(store, chunks, embedder, sparse)
-    stored = stored_ids(store, sorted({c.doc_id for c in chunks})) if chunks else {}
+    doc_ids = sorted({c.doc_id for c in chunks})
+    stored = stored_ids(store, doc_ids, (payload or {}).get("tenant")) if chunks else {}   # this owner's chunks only
     todo = [c for c in chunks if c.chunk_id not in stored]
     art_ids, rep.unchanged = article_chunk_ids(chunks), len(chunks) - len(todo)
+    if todo or set(stored) - {c.chunk_id for c in chunks}: _start_run(store, doc_ids)
     cache = cache if cache is not None else EmbeddingCache(embedder.name)
     bar = None
     if progress and todo:
@@ -157,5 +199,6 @@ def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, spar
         if bar: bar.close()
     rep.deleted = _relink_and_prune(store, chunks, stored, todo, art_ids)
     if rep.written or rep.deleted: store.optimize()   # Qdrant Edge builds its HNSW here, never on the query path
+    _finish_run(store, doc_ids)
     rep.seconds = time.perf_counter() - t0
     return rep

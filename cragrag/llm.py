@@ -4,8 +4,9 @@
 
 # %% ../nbs/33_llm.ipynb #5f56f356
 from __future__ import annotations
-import functools, json, math, os, re, time
+import contextvars, functools, json, math, os, re, time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Sequence
 from fastcore.basics import patch
@@ -16,14 +17,38 @@ from .korean import CIRCLED, extract_refs, split_units
 from .sparse import analyze
 
 # %% auto #0
-__all__ = ['LLMError', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM',
-           'make_llm']
+__all__ = ['LLMError', 'deadline', 'time_left', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply',
+           'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'make_llm']
 
 # %% ../nbs/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
     "A failed LLM call; `kind` says how it failed (timeout, connection, http, malformed, refusal, ...)."
     def __init__(self, kind: str, message: str):
         super().__init__(message); self.kind = kind
+
+# %% ../nbs/33_llm.ipynb #33e61e30
+_END: contextvars.ContextVar[float | None] = contextvars.ContextVar("cragrag_deadline", default=None)
+
+@contextmanager
+def deadline(seconds: float | None): # None: no limit (an enclosing deadline still holds)
+    "Within the block, LLM calls end by `seconds` from now, retries included; a nested block keeps the earlier end."
+    ends = [x for x in (_END.get(), None if seconds is None else time.monotonic() + seconds) if x is not None]
+    token = _END.set(min(ends) if ends else None)
+    try: yield
+    finally: _END.reset(token)
+
+def time_left() -> float | None:
+    "Seconds until the current deadline (negative once passed); None without one."
+    end = _END.get()
+    return None if end is None else end - time.monotonic()
+
+def call_budget(timeout: float, retries: int) -> tuple[float, int]:
+    "The (timeout, retries) of the next call: `timeout` cut to the time left, and only the retries that still fit."
+    left = time_left()
+    if left is None: return timeout, retries
+    if left <= 0.05: raise LLMError("deadline", "the request's deadline passed before this LLM call")
+    t = min(timeout, left)
+    return t, max(0, min(retries, int(left // t) - 1))
 
 # %% ../nbs/33_llm.ipynb #b75de321
 @dataclass
@@ -102,6 +127,7 @@ class OpenAICompatibleLLM(BaseLLM):
         self.timeout = timeout if timeout is not None else s.llm_timeout
         self.max_retries = max_retries if max_retries is not None else s.llm_max_retries
         self.max_tokens, self.temperature = max_tokens or s.llm_max_tokens, temperature
+        self.max_answer_chars, self.mask_pii = s.max_answer_chars, s.mask_pii   # reply length read; PII masked on the way out
         self.json_schema_supported: bool | None = None   # learned on the first structured call
         self._client = None
 
@@ -135,14 +161,22 @@ def _llm_error(e: Exception, where: str, timeout: float) -> LLMError:
     return LLMError("malformed", f"the LLM server's response could not be read: {e}")
 
 # %% ../nbs/33_llm.ipynb #362c2ea9
-def _reply_text(resp, call: LLMCall) -> str:
-    "The assistant text of a chat completion (token counts into `call`); `LLMError` for no choices, a refusal, an empty message."
+def _reply_text(resp, call: LLMCall, max_chars: int | None = None) -> str:
+    "The assistant text of a chat completion (token counts into `call`); `LLMError` for no choices, a refusal, an empty or too long message."
     if not getattr(resp, "choices", None): raise LLMError("malformed", "the LLM server's response has no choices")
     msg = resp.choices[0].message
     if getattr(msg, "refusal", None): raise LLMError("refusal", f"the model refused: {msg.refusal}")
     if not (msg.content or "").strip(): raise LLMError("empty", "the model returned an empty message")
     if resp.usage: call.prompt_tokens, call.completion_tokens = resp.usage.prompt_tokens, resp.usage.completion_tokens
+    if max_chars and len(msg.content) > max_chars:
+        raise LLMError("too_long", f"the model's reply is {len(msg.content):,} characters; the limit is {max_chars:,} (settings.max_answer_chars)")
     return msg.content.strip()
+
+# %% ../nbs/33_llm.ipynb #f0437d05
+def _masked(messages: list[dict]) -> list[dict]:
+    "The chat messages with personal data masked in every text (see `cragrag.pii`): a prompt is text leaving the process."
+    from cragrag.pii import mask_pii
+    return [{**m, "content": mask_pii(m["content"])} if isinstance(m.get("content"), str) else m for m in messages]
 
 # %% ../nbs/33_llm.ipynb #755a5f25
 @patch
@@ -151,10 +185,13 @@ def _create(self: OpenAICompatibleLLM, messages, purpose, log, max_tokens=None, 
     import openai
     call, t0 = LLMCall(purpose, self.model), time.perf_counter()
     try:
-        try: resp = self.client.chat.completions.create(model=self.model, messages=messages, temperature=self.temperature,
-                                                         max_tokens=max_tokens or self.max_tokens, **kw)
-        except (openai.APIError, ValueError) as e: raise _llm_error(e, self.base_url or "OpenAI", self.timeout) from None
-        text = _reply_text(resp, call); call.ok = True
+        timeout, retries = call_budget(self.timeout, self.max_retries)
+        client = self.client if (timeout, retries) == (self.timeout, self.max_retries) else self.client.with_options(timeout=timeout, max_retries=retries)
+        if self.mask_pii: messages = _masked(messages)
+        try: resp = client.chat.completions.create(model=self.model, messages=messages, temperature=self.temperature,
+                                                    max_tokens=max_tokens or self.max_tokens, **kw)
+        except (openai.APIError, ValueError) as e: raise _llm_error(e, self.base_url or "OpenAI", timeout) from None
+        text = _reply_text(resp, call, self.max_answer_chars); call.ok = True
         return text
     except LLMError as e: call.error = e.kind; raise
     finally:

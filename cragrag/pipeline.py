@@ -4,7 +4,7 @@
 
 # %% ../nbs/80_pipeline.ipynb #1438d7e6
 from __future__ import annotations
-import threading, time, uuid, warnings
+import threading, time, unicodedata, uuid, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
@@ -13,10 +13,11 @@ from .config import Settings, load_settings
 from .documents import Document, chunk_document, load_demo_corpus, load_documents
 from .routing import classify_query
 from .schema import AnswerResponse, Chunk, RetrieveResponse
+from .llm import deadline
 
 # %% auto #0
-__all__ = ['ReadWriteLock', 'validate_query', 'Components', 'Pipeline', 'default_pipeline', 'index_documents', 'retrieve',
-           'answer']
+__all__ = ['MAX_FILTER_FIELDS', 'ReadWriteLock', 'validate_query', 'validate_request', 'Components', 'Pipeline',
+           'default_pipeline', 'index_documents', 'retrieve', 'answer']
 
 # %% ../nbs/80_pipeline.ipynb #664ef81c
 class ReadWriteLock:
@@ -47,36 +48,65 @@ class ReadWriteLock:
 def validate_query(query, max_chars: int = 1000) -> str:
     "The stripped query, or a `ValueError` saying what is wrong with it."
     if not isinstance(query, str): raise ValueError(f"query must be a string, not {type(query).__name__}")
-    q = query.strip()
+    q = "".join(" " if ch in "\t\n\r" else ch for ch in query if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cc", "Cf")).strip()
     if not q: raise ValueError("query is empty")
     if len(q) > max_chars: raise ValueError(f"query is {len(q)} characters; the limit is {max_chars} (settings.max_query_chars)")
     return q
+
+# %% ../nbs/80_pipeline.ipynb #cee98a90
+MAX_FILTER_FIELDS = 16
+
+def validate_request(top_k, filters, settings: Settings) -> None:
+    "A `ValueError` when `top_k` or `filters` exceed what one request may ask (see the settings named in the message)."
+    from cragrag.store import parse_filter
+    if top_k is not None and not (isinstance(top_k, int) and 1 <= top_k <= settings.max_request_top_k):
+        raise ValueError(f"top_k {top_k!r}: a request may ask for 1..{settings.max_request_top_k} (settings.max_request_top_k)")
+    if not isinstance(filters, dict): return            # None, or a qdrant Filter built in code
+    if len(filters) > MAX_FILTER_FIELDS: raise ValueError(f"filters name {len(filters)} fields; at most {MAX_FILTER_FIELDS}")
+    for k, v in filters.items():
+        if isinstance(v, (list, tuple, set)) and len(v) > settings.max_filter_values:
+            raise ValueError(f"filter {k!r} lists {len(v):,} values; at most {settings.max_filter_values} (settings.max_filter_values)")
+        vals = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple, set)) else [v]
+        if any(isinstance(x, bool) or not isinstance(x, (str, int, float)) for x in vals) and not (isinstance(v, bool)):
+            raise ValueError(f"filter {k!r}: unsupported value {v!r} (strings, numbers, a list of them, or a range)")
+    parse_filter(filters)
 
 # %% ../nbs/80_pipeline.ipynb #c9ccc5af
 class Components:
     "The settings and the lazily built parts of a `Pipeline` (store, models, rewriter, tracer)."
     def __init__(self, settings: Settings | None = None, # defaults to `load_settings()`
                  store=None,                            # an open `Store` to use (e.g. one `:memory:` store shared by two pipelines)
+                 tenant: str | None = None,             # read and write only this tenant's chunks (see `for_tenant`)
                  **overrides):                          # individual settings, e.g. `qdrant_path=":memory:"`
         self.settings = (type(settings)(**{**settings.model_dump(), **overrides}) if overrides else settings) if settings else load_settings(**overrides)
         self._lock, self._store, self._parts, self._ctx = threading.RLock(), store, {}, None
         self._rw = ReadWriteLock()            # searches read together; indexing writes alone
         self._warm, self._titles, self._stages = False, None, None
+        self._shared, self._view = False, None  # a tenant view shares its parent's store; its `TenantStore`
+        self.tenant = None
+        if tenant is not None:
+            from cragrag.tenancy import check_tenant
+            self.tenant = check_tenant(tenant)
         self.last_timings: dict = {}          # per-step timings of the last search
         self.last_trace: dict | None = None   # the trace record of the last answer()
 
     def __repr__(self):
         s = self.settings
-        return f"{type(self).__name__}(embedder={s.embedder!r}, reranker={s.reranker!r}, llm={s.llm!r}, qdrant={str(s.qdrant_url or s.qdrant_path)!r}, collection={s.collection!r})"
+        t = f", tenant={self.tenant!r}" if self.tenant else ""
+        return f"{type(self).__name__}(embedder={s.embedder!r}, reranker={s.reranker!r}, llm={s.llm!r}, qdrant={str(s.qdrant_url or s.qdrant_path)!r}, collection={s.collection!r}{t})"
 
 # %% ../nbs/80_pipeline.ipynb #7e5457ba
 @patch(as_prop=True)
 def store(self: Components):
-    "The `Store` of the configured collection (opened on first use)."
+    "The `Store` of the configured collection (opened on first use); for a tenant, its `TenantStore` view of it."
     from cragrag.store import open_store
     with self._lock:
         if self._store is None: self._store = open_store(self.settings)
-    return self._store
+        if self.tenant is None: return self._store
+        if self._view is None or self._view.inner is not self._store:
+            from cragrag.tenancy import TenantStore
+            self._view = TenantStore(self._store, self.tenant)
+        return self._view
 
 @patch
 def _part(self: Components, name, make):
@@ -86,14 +116,26 @@ def _part(self: Components, name, make):
 
 @patch
 def close(self: Components):
-    "Release the store (and its folder lock)."
+    "Release the store (and its folder lock); a tenant view from `for_tenant` leaves its parent's store open."
     self._ctx = None
-    if self._store is not None: self._store.close(); self._store = None
+    if self._store is not None and not self._shared: self._store.close()
+    self._store = self._view = None
 
 @patch
 def __enter__(self: Components): return self
 @patch
 def __exit__(self: Components, *exc): self.close()
+
+# %% ../nbs/80_pipeline.ipynb #0e77a384
+@patch
+def for_tenant(self: Components, tenant: str):
+    "A pipeline of the same class scoped to `tenant`, sharing this one's store, models and locks (closing it closes nothing)."
+    from cragrag.tenancy import check_tenant
+    self.store                                            # open the shared store once, here
+    child = object.__new__(type(self)); child.__dict__.update(self.__dict__)
+    child.tenant, child._ctx, child._titles, child._shared, child._view = check_tenant(tenant), None, None, True, None
+    child.last_timings, child.last_trace = {}, None
+    return child
 
 # %% ../nbs/80_pipeline.ipynb #ba952a5f
 @patch(as_prop=True)
@@ -131,7 +173,8 @@ def rewriter(self: Components):
 def tracer(self: Components):
     "The `TraceWriter` of `settings.trace_dir` (None when `trace_enabled` is off)."
     from cragrag.traces import TraceWriter
-    return self._part("tracer", lambda: TraceWriter(self.settings.trace_dir) if self.settings.trace_enabled else None)
+    s = self.settings
+    return self._part("tracer", lambda: TraceWriter(s.trace_dir, mask=s.mask_pii, max_bytes=s.trace_max_bytes) if s.trace_enabled else None)
 
 # %% ../nbs/80_pipeline.ipynb #e5513715
 @patch
@@ -146,9 +189,11 @@ def warm(self: Components) -> int:
 
 # %% ../nbs/80_pipeline.ipynb #a3613af1
 @patch
-def load(self: Components, paths: str | Path | Iterable[str | Path] | None = None) -> list[Document]:
-    "Documents under `paths`, or the bundled demo corpus when `paths` is None."
-    return load_demo_corpus() if paths is None else load_documents(paths)
+def load(self: Components, paths: str | Path | Iterable[str | Path] | None = None,
+         strict: bool = False) -> list[Document]: # True: one unreadable file fails the load (default: reported and skipped)
+    "Documents under `paths`, or the bundled demo corpus when `paths` is None (symlinks out of a folder: `follow_symlinks`)."
+    if paths is None: return load_demo_corpus()
+    return load_documents(paths, strict=strict, follow_symlinks=self.settings.follow_symlinks)
 
 @patch
 def chunk(self: Components, docs: list[Document]) -> list[Chunk]:
@@ -160,12 +205,24 @@ def chunk(self: Components, docs: list[Document]) -> list[Chunk]:
 def index(self: Components, paths=None,   # files/folders; None: the bundled demo corpus
           payload: dict | None = None,  # extra payload on every chunk, e.g. {"tenant": "team-a"}
           recreate: bool = False,       # drop the collection first
-          progress: bool = True):
+          progress: bool = True,
+          strict: bool = False):        # one unreadable file fails the run (default: reported and skipped)
     "Load, chunk and index documents; unchanged chunks are skipped (see `cragrag.index`)."
     from cragrag.embedding import bundled_cache
     from cragrag.index import index_chunks
+    if payload and payload.get("tenant") is not None and payload["tenant"] != self.tenant:   # a tenant in the payload scopes the run
+        if self.tenant is not None: raise PermissionError(f"this pipeline is scoped to tenant {self.tenant!r}")
+        return self.for_tenant(payload["tenant"]).index(paths, {k: v for k, v in payload.items() if k != "tenant"}, recreate, progress, strict)
+    if recreate and self.tenant is not None:
+        raise PermissionError(f"tenant {self.tenant!r} cannot recreate the shared collection; re-index its documents instead")
     if not recreate: self.store              # open the store first: a locked or outdated folder fails before any parsing
-    chunks = self.chunk(self.load(paths))   # parse everything before writing: one bad file changes nothing
+    elif self._store is None:                # recreating a folder this pipeline has not opened: is another process in it?
+        from cragrag.store import check_lock
+        check_lock(self.settings)
+    chunks = self.chunk(self.load(paths, strict))   # parse everything before writing
+    if self.tenant is not None:
+        from cragrag.tenancy import tenant_chunks
+        chunks = tenant_chunks(chunks, self.tenant)
     with self._rw.write():
         if recreate: self._recreate()
         self._ctx, self._titles = None, None
@@ -231,6 +288,7 @@ def answer_stages(self: Components) -> list:
 # %% ../nbs/80_pipeline.ipynb #4f5b4c59
 @patch
 def _record(self: Components, rec: dict):
+    if self.tenant is not None: rec = {**rec, "tenant": self.tenant}   # `read_traces(..., tenant=)` reads one tenant's
     if self.tracer is not None:
         try: self.tracer.write(rec)
         except OSError as e: warnings.warn(f"cragrag: could not write the trace to {self.settings.trace_dir}: {e}")
@@ -244,10 +302,10 @@ class Pipeline(Components):
                  filters=None,             # payload filters, e.g. {"doc_id": "보험업법_법률"} (see `cragrag.store`)
                  trace_id: str | None = None) -> RetrieveResponse:
         "Stage [1]: route → hybrid search → rerank → siblings; the `/retrieve` response."
-        query = validate_query(query, self.settings.max_query_chars)
+        query = validate_query(query, self.settings.max_query_chars); validate_request(top_k, filters, self.settings)
         load_ms = self.warm(); t0 = time.perf_counter()
         route = classify_query(query)
-        sources = self.search(query, route, top_k, filters)
+        with deadline(self.settings.request_deadline_s): sources = self.search(query, route, top_k, filters)
         return RetrieveResponse(trace_id=trace_id or uuid.uuid4().hex, query=query, route=route, sources=sources,
                                 elapsed_ms=round((time.perf_counter() - t0) * 1000), load_ms=load_ms or None)
 
@@ -258,8 +316,9 @@ class Pipeline(Components):
         "Stages [1]-[4]: run `answer_stages`; the `/answer` response and one trace record."
         from cragrag.answer_path import AnswerState, answer_response, run_stages, trace_record
         st = AnswerState(validate_query(query, self.settings.max_query_chars), trace_id or uuid.uuid4().hex, top_k, filters)
+        validate_request(top_k, filters, self.settings)
         load_ms = self.warm()
-        run_stages(self, st, self.answer_stages)
+        with deadline(self.settings.request_deadline_s): run_stages(self, st, self.answer_stages)
         if load_ms: st.timings["load_ms"] = load_ms
         res = answer_response(st, self.llm.name, load_ms)
         self._record(trace_record(st, res, self.settings))

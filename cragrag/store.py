@@ -4,7 +4,8 @@
 
 # %% ../nbs/15_store.ipynb #8d2f22ae
 from __future__ import annotations
-import json, os, re, shutil, uuid
+import json, os, re, shutil, sys, tempfile, uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
@@ -13,9 +14,9 @@ from fastcore.basics import patch
 from .sparse import SparseVec
 
 # %% auto #0
-__all__ = ['DENSE', 'StoreError', 'StoreLocked', 'StorePoint', 'StoreHit', 'parse_filter', 'to_qdrant_filter', 'to_edge_filter',
-           'Store', 'demo_points', 'QdrantStore', 'legacy_collections', 'remove_legacy', 'EdgeStore', 'open_store',
-           'check_store']
+__all__ = ['DENSE', 'StoreError', 'StoreLocked', 'StoreCorrupt', 'damaged', 'StorePoint', 'StoreHit', 'parse_filter',
+           'to_qdrant_filter', 'to_edge_filter', 'Store', 'demo_points', 'QdrantStore', 'legacy_collections',
+           'remove_legacy', 'EdgeStore', 'open_store', 'check_lock', 'check_store']
 
 # %% ../nbs/15_store.ipynb #5eb87df3
 class StoreError(RuntimeError):
@@ -23,6 +24,16 @@ class StoreError(RuntimeError):
 
 class StoreLocked(StoreError):
     "Another process (or another store in this one) has the collection open."
+
+class StoreCorrupt(StoreError):
+    "The index folder is damaged (a truncated or garbled file) or is not a cragrag index: rebuild it."
+
+def damaged(where, why: BaseException | str) -> StoreCorrupt:
+    "The `StoreCorrupt` for the index at `where`, with the first line of `why` (shortened) in parentheses."
+    first = (str(why).strip().splitlines() or [type(why).__name__])[0]
+    first = first if len(first) <= 160 else first[:157] + "..."
+    return StoreCorrupt(f"the index at {where} is damaged or not a cragrag index ({first}); rebuild it: "
+                        "cragrag index --recreate DOCUMENTS (with the same --qdrant-path and --collection)")
 
 # %% ../nbs/15_store.ipynb #d7dfc18b
 DENSE = "dense"   # the dense vector's name in every collection
@@ -381,33 +392,90 @@ class EdgeStore:
 @patch
 def _open(self: EdgeStore, recreate: bool) -> None:
     "Take the lock; load the shard, or with `recreate` drop what the collection held."
+    if self.path.exists() and not self.path.is_dir(): raise StoreError(f"qdrant_path {self.path} is a file, not a folder: choose a folder for the index")
     self.path.mkdir(parents=True, exist_ok=True)
     self._fd = _lock(self.path, self.collection)
     try:
         if recreate: self.drop()
-        elif (self.dir / "edge_config.json").exists(): self._shard = self._load()
+        elif (self.dir / "edge_config.json").exists(): self._load()
     except BaseException: self.close(); raise
 
 @patch
 def close(self: EdgeStore) -> None:
     "Flush and close the shard, release the lock (the store cannot be used after this)."
-    if self._shard is not None: self._shard.flush(); self._shard.close()
-    self._shard = None
-    if self._fd is not None: _unlock(self._fd); self._fd = None
+    try:
+        if self._shard is not None: sh = self.shard; sh.flush(); sh.close()
+    finally:
+        self._shard = None
+        if self._fd is not None: _unlock(self._fd); self._fd = None
 
 # %% ../nbs/15_store.ipynb #8522f1eb
+@contextmanager
+def _fd2_held():
+    "Send what is written to file descriptor 2 aside during the block: written out after it if it succeeds, dropped if it raises."
+    try: sys.stderr.flush(); saved = os.dup(2)
+    except (AttributeError, OSError, ValueError): yield; return      # no stderr to hold
+    ok = False
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try: yield; ok = True
+        finally:
+            sys.stderr.flush(); os.dup2(saved, 2); os.close(saved)
+            if ok and held.tell(): held.seek(0); os.write(2, held.read())
+
+_RESOURCE = ("No space left", "Permission denied", "Read-only file system", "Too many open files")
+
+def _engine_failure(e: BaseException) -> bool:
+    "Whether `e` is the engine failing on its files (a Rust panic, a storage error), not a bad argument."
+    return type(e).__name__ == "PanicException" or isinstance(e, OSError) or str(e).startswith("Service runtime error")
+
+def _engine_error(where, e: BaseException) -> StoreError:
+    "The error for an engine failure: a full disk or a permission is the machine's problem, not damage to rebuild."
+    if not any(s in str(e) for s in _RESOURCE): return damaged(where, e)
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
+    return StoreError(f"the index at {where} cannot be used ({first}): fix that (disk space, permissions) and run the command again")
+
+class _Guarded:
+    "An Edge shard whose calls raise a one-line `StoreError` (mostly `StoreCorrupt`) when the engine fails on its files."
+    def __init__(self, shard, where): self._shard, self._where = shard, where
+    def __getattr__(self, name):
+        f = getattr(self._shard, name)
+        if not callable(f): return f
+        def call(*a, **kw):
+            try: return f(*a, **kw)
+            except (KeyboardInterrupt, SystemExit): raise
+            except BaseException as e:
+                if _engine_failure(e): raise _engine_error(self._where, e) from None
+                raise
+        return call
+
+# %% ../nbs/15_store.ipynb #4b3781d1
 @patch
-def _load(self: EdgeStore):
-    "The shard in `self.dir`, loaded (its WAL replayed)."
+def _load(self: EdgeStore) -> None:
+    "Load the shard in `self.dir` (its WAL replayed) and read one point back; `StoreCorrupt` if the engine fails."
     import qdrant_edge as qe
-    try: return qe.EdgeShard.load(str(self.dir))
-    except Exception as e: raise StoreError(f"cannot open the index in {self.dir} ({e}); rebuild it: cragrag index --recreate") from None
+    if not (self.dir / "wal").is_dir():   # Edge would make one, writing into a folder that may not be an index at all
+        raise damaged(self.dir, "no write-ahead log (wal/) beside edge_config.json")
+    try:
+        with _fd2_held():
+            self._shard = qe.EdgeShard.load(str(self.dir))
+            self._probe()
+    except (KeyboardInterrupt, SystemExit): raise
+    except BaseException as e:
+        self._shard = None
+        raise e if isinstance(e, StoreError) else _engine_error(self.dir, e) from None
+
+@patch
+def _probe(self: EdgeStore) -> None:
+    "Read the first point with its payload and vectors (damage that loading misses shows here, not in a query)."
+    first = next(self.scroll(batch=1), None)
+    if first: self.retrieve([first[0]], with_vectors=True)
 
 @patch(as_prop=True)
 def shard(self: EdgeStore):
-    "The open Edge shard."
+    "The open Edge shard (its calls guarded)."
     if self._shard is None: raise StoreError(f"collection {self.collection!r} does not exist in {self.path}: index documents first (cragrag index PATH)")
-    return self._shard
+    return _Guarded(self._shard, self.dir)
 
 @patch
 def exists(self: EdgeStore) -> bool: return self._shard is not None
@@ -448,7 +516,11 @@ def drop(self: EdgeStore) -> None:
 def record(self: EdgeStore) -> dict | None:
     "The model record from the sidecar file: None without a shard, {} if no record was written."
     if not self.exists(): return None
-    return json.loads(self.record_path.read_text(encoding="utf-8")) if self.record_path.exists() else {}
+    if not self.record_path.exists(): return {}
+    try: rec = json.loads(self.record_path.read_text(encoding="utf-8"))
+    except ValueError as e: raise damaged(self.record_path, e) from None      # a cut or garbled file (UnicodeDecodeError included)
+    if not isinstance(rec, dict): raise damaged(self.record_path, f"a JSON {type(rec).__name__}, not an object")
+    return rec
 
 @patch
 def write_record(self: EdgeStore, record: dict) -> None:
@@ -568,6 +640,13 @@ def open_store(settings, collection: str | None = None, recreate: bool = False) 
     store = QdrantStore(client, collection, owns_client=True)
     if recreate: store.drop()
     return store
+
+# %% ../nbs/15_store.ipynb #cb17dcc5
+def check_lock(settings, collection: str | None = None) -> None:
+    "Raise `StoreLocked` now if another process holds the Edge folder the settings name (the store takes the real lock on opening)."
+    path = Path(settings.qdrant_path)
+    if settings.qdrant_url or str(settings.qdrant_path) == ":memory:" or not path.is_dir(): return
+    _unlock(_lock(path, collection or settings.collection))
 
 # %% ../nbs/15_store.ipynb #5d6007d0
 def _check_create(store, dim: int = 384) -> None:

@@ -4,39 +4,74 @@
 
 # %% ../nbs/34_traces.ipynb #889fa6d5
 from __future__ import annotations
-import json, threading
+import json, re, threading
 from collections import Counter
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
+from .pii import mask_obj
+try: import fcntl                 # POSIX: a lock shared by every process that writes the same day
+except ImportError: fcntl = None  # Windows: no flock; the thread lock still serialises one process's writes
 
 # %% auto #0
 __all__ = ['TraceWriter', 'read_traces', 'trace_summary', 'format_summary']
 
 # %% ../nbs/34_traces.ipynb #45d003fc
+_TRACE_FILE = re.compile(r"traces(?:\.([1-9]\d*))?\.jsonl")
+
+def _day_files(day: Path) -> list[Path]:
+    "A day's trace files in write order: traces.jsonl, traces.1.jsonl, traces.2.jsonl, …"
+    found = [(int(m[1] or 0), p) for p in day.glob("traces*.jsonl") if (m := _TRACE_FILE.fullmatch(p.name))]
+    return [p for _, p in sorted(found)]
+
+@contextmanager
+def _file_lock(path: Path):
+    "An exclusive lock on `path` shared across processes; a no-op where `fcntl` is missing (Windows)."
+    if fcntl is None:
+        yield; return
+    with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try: yield
+        finally: fcntl.flock(f, fcntl.LOCK_UN)
+
+# %% ../nbs/34_traces.ipynb #9451863e
 class TraceWriter:
-    "Appends trace records to `<trace_dir>/<YYYYMMDD>/traces.jsonl` (UTC day), thread-safe."
-    def __init__(self, trace_dir: str | Path): # root folder of the daily trace files
-        self.trace_dir = Path(trace_dir)
+    "Appends trace records to `<trace_dir>/<YYYYMMDD>/traces.jsonl` (UTC day): masked, rotated, safe across threads and processes."
+    def __init__(self, trace_dir: str | Path,    # root folder of the daily trace files
+                 mask: bool = True,             # mask personal data in every string of a record before it is written
+                 max_bytes: int = 50_000_000):  # a day's file moves on to traces.1.jsonl, traces.2.jsonl, … past this size
+        self.trace_dir, self.mask, self.max_bytes = Path(trace_dir), mask, max_bytes
         self._lock = threading.Lock()
 
     def path_for(self, when: datetime | None = None) -> Path:
-        "The file of `when`'s day (default: today, UTC)."
+        "The first file of `when`'s day (default: today, UTC)."
         return self.trace_dir / (when or datetime.now(timezone.utc)).strftime("%Y%m%d") / "traces.jsonl"
 
+    def _target(self, day: Path, size: int) -> Path:
+        "The file to append `size` bytes to: the day's last file, or the next one when it would pass `max_bytes`."
+        last = (_day_files(day) or [day / "traces.jsonl"])[-1]
+        used = last.stat().st_size if last.exists() else 0
+        if used == 0 or used + size <= self.max_bytes: return last
+        m = _TRACE_FILE.fullmatch(last.name)
+        return day / f"traces.{int(m[1] or 0) + 1}.jsonl"
+
     def write(self, record: dict) -> Path:
-        "Append one record (a `ts` is added when missing); returns the file written."
+        "Append one record (masked unless `mask` is off; a `ts` is added when missing); returns the file written."
         now = datetime.now(timezone.utc)
-        line = json.dumps({"ts": now.isoformat(timespec="milliseconds"), **record}, ensure_ascii=False, default=str)
-        path = self.path_for(now)
+        if self.mask: record = mask_obj(json.loads(json.dumps(record, ensure_ascii=False, default=str)))
+        line = (json.dumps({"ts": now.isoformat(timespec="milliseconds"), **record}, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        day = self.path_for(now).parent
         with self._lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as f: f.write(line + "\n")
+            day.mkdir(parents=True, exist_ok=True)
+            with _file_lock(day / "traces.lock"):
+                path = self._target(day, len(line))
+                with path.open("ab") as f: f.write(line)
         return path
 
 # %% ../nbs/34_traces.ipynb #2dd91b1f
 def _read_day(f: Path) -> tuple[list[dict], int]:
-    "The records of one day's file, and the number of its unreadable lines."
+    "The records of one trace file, and the number of its unreadable lines."
     recs, bad = [], 0
     for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
         if not line.strip(): continue
@@ -49,17 +84,19 @@ def _read_day(f: Path) -> tuple[list[dict], int]:
 # %% ../nbs/34_traces.ipynb #17332553
 def read_traces(trace_dir: str | Path,     # root folder of the daily files
                 since: str | None = None,  # first day to read, YYYYMMDD
-                until: str | None = None   # last day to read, YYYYMMDD
+                until: str | None = None,  # last day to read, YYYYMMDD
+                tenant: str | None = None  # only this tenant's records (those of a `Pipeline(tenant=...)`)
                ) -> tuple[list[dict], int]:
-    "All records of the daily files in range, and the number of unreadable lines skipped."
+    "All records of the daily files in range (rotated files included), and the number of unreadable lines skipped."
     root = Path(trace_dir)
     if not root.is_dir(): raise FileNotFoundError(f"no trace directory at {root} (answer() writes traces there; see settings.trace_dir)")
     recs, bad, first, last = [], 0, since or "00000000", until or "99999999"
     for day in sorted(p for p in root.iterdir() if p.is_dir() and p.name.isdigit() and len(p.name) == 8):
-        f = day / "traces.jsonl"
-        if first <= day.name <= last and f.is_file():
+        if not first <= day.name <= last: continue
+        for f in _day_files(day):
             day_recs, day_bad = _read_day(f)
-            recs += day_recs; bad += day_bad
+            recs += day_recs if tenant is None else [r for r in day_recs if isinstance(r, dict) and r.get("tenant") == tenant]
+            bad += day_bad
     return recs, bad
 
 # %% ../nbs/34_traces.ipynb #bbb2f7c2

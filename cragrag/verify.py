@@ -9,13 +9,15 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 from .schema import Citation, RiskLevel, Verification
+from .injection import RISKS, detect_instructions
 from .korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, find_appendix_refs, find_article_refs, header_article,
                             identifier_spans, law_match, law_norm, split_sentences)
 
 # %% auto #0
-__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'NumericFact', 'extract_numeric_facts', 'render_fact', 'Claim', 'decompose_claims',
-           'ContextChunk', 'parse_chunk', 'parse_context', 'Finding', 'check_article_refs', 'check_appendix_refs',
-           'check_numbers', 'context_text', 'check_meaning', 'check_claim', 'ClaimRecord', 'groundedness',
+__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'UNTRUSTED_FINDING', 'UNTRUSTED_LEVEL', 'VIA_KO', 'NumericFact', 'extract_numeric_facts',
+           'render_fact', 'Claim', 'decompose_claims', 'ContextChunk', 'parse_chunk', 'parse_context', 'Finding',
+           'check_article_refs', 'check_appendix_refs', 'check_numbers', 'context_text', 'check_meaning', 'check_claim',
+           'UntrustedEvidence', 'evidence_risks', 'check_untrusted', 'ClaimRecord', 'groundedness',
            'VerificationResult', 'verify_answer']
 
 # %% ../nbs/40_verify.ipynb #2efab5f5
@@ -359,6 +361,76 @@ def check_claim(cl: Claim, ctx: list[ContextChunk], keys: set | None = None,
     return (check_article_refs(cl.article_refs, ctx) + check_appendix_refs(cl.appendix_refs, ctx)
             + check_numbers(cl.numeric_facts, ctx, keys) + check_meaning(cl.text, context, judge))
 
+# %% ../nbs/40_verify.ipynb #fab865e5
+UNTRUSTED_FINDING = "untrusted_instruction_in_evidence"
+UNTRUSTED_LEVEL = {"high": RiskLevel.SOFT_FAIL, "medium": RiskLevel.WARN, "low": RiskLevel.WARN}
+VIA_KO = {"cites": "그 조항을 인용함", "quotes": "그 문장을 옮김", "number": "그 수치를 옮김"}
+
+@dataclass(frozen=True)
+class UntrustedEvidence:
+    "An answer relies on a chunk whose text has instruction-like content: the finding `untrusted_instruction_in_evidence`."
+    chunk_id: str
+    risk: str                       # high | medium | low: the chunk's instruction risk
+    via: str                        # cites | quotes | number: how the answer relies on it
+    claim: str                      # the first claim that relies on it
+    patterns: tuple[str, ...] = ()  # the rules that matched its text
+    finding: str = UNTRUSTED_FINDING
+
+    @property
+    def level(self) -> RiskLevel: return UNTRUSTED_LEVEL[self.risk]
+    @property
+    def warning(self) -> str: return f"지시문으로 보이는 내용이 있는 검색 문서에 근거함(위험도 {self.risk}, 청크 {self.chunk_id}): {VIA_KO[self.via]}"
+
+# %% ../nbs/40_verify.ipynb #84dd0881
+def evidence_risks(chunks: Sequence) -> dict[str, tuple[str, tuple[str, ...], str]]:
+    "chunk id → (risk, rules matched, text) of the context chunks with instruction-like text; index payload first."
+    out = {}
+    for i, c in enumerate(chunks or []):
+        cid, text, meta = _chunk_fields(i, c)
+        if "instruction_risk" in meta and not meta["instruction_risk"]: continue   # checked at index time: clean
+        found = detect_instructions(text or "")
+        risk = meta.get("instruction_risk") or (max((f.risk for f in found), key=RISKS.index) if found else None)
+        if risk: out[str(cid)] = (risk, tuple(dict.fromkeys(f.pattern for f in found)), text or "")
+    return out
+
+# %% ../nbs/40_verify.ipynb #10336a19
+_QUOTE_MIN, _ECHO_MIN = 12, 8   # characters (spaces ignored) an answer must share with a chunk, or with its instruction sentences
+
+def _squash(s: str) -> str: return re.sub(r"\s+", "", s)
+
+def _shares(claim: str, text: str, n: int) -> bool:
+    "Whether squashed `claim` and `text` share a run of `n` characters."
+    return any(claim[i:i + n] in text for i in range(0, max(len(claim) - n + 1, 0)))
+
+def _instruction_sentences(text: str) -> str:
+    "The sentences (or lines) of `text` that hold an instruction-like span."
+    out = []
+    for f in detect_instructions(text):
+        a = max(text.rfind(ch, 0, f.span[0]) for ch in ".!?\n") + 1
+        ends = [i for i in (text.find(ch, f.span[1]) for ch in ".!?\n") if i >= 0]
+        out.append(text[a: min(ends) + 1 if ends else len(text)].strip())
+    return " ".join(dict.fromkeys(out))
+
+def _reliance(cl: Claim, c: ContextChunk, text: str, clean_keys: set) -> str | None:
+    "How claim `cl` relies on chunk `c` (text `text`): cites | quotes | number, or None."
+    if any(_is_own(r, c) for r in cl.article_refs) or any(a in c.appendix for a in cl.appendix_refs): return "cites"
+    claim = _squash(cl.text)
+    if _shares(claim, _squash(text), _QUOTE_MIN) or _shares(claim, _squash(_instruction_sentences(text)), _ECHO_MIN): return "quotes"
+    if any(f.critical and _fact_present(f, c.facts) and not _fact_present(f, clean_keys) for f in cl.numeric_facts): return "number"
+    return None
+
+def check_untrusted(claims: Sequence[Claim], ctx: list[ContextChunk], risky: dict) -> list[UntrustedEvidence]:
+    "One `untrusted_instruction_in_evidence` finding per flagged chunk (`evidence_risks`) that some claim relies on."
+    if not risky: return []
+    clean_keys = set().union(*(c.facts for c in ctx if c.chunk_id not in risky))
+    out: dict[str, UntrustedEvidence] = {}
+    for cl in claims:
+        for c in ctx:
+            if c.chunk_id not in risky or c.chunk_id in out: continue
+            risk, patterns, text = risky[c.chunk_id]
+            if via := _reliance(cl, c, text, clean_keys): out[c.chunk_id] = UntrustedEvidence(c.chunk_id, risk, via, cl.text, patterns)
+    return list(out.values())
+
 # %% ../nbs/40_verify.ipynb #de761d66
 @dataclass
 class ClaimRecord:
@@ -401,6 +473,7 @@ class VerificationResult:
     claims: list[ClaimRecord]
     warnings: list[str]
     citations: list[Citation]
+    untrusted: list[UntrustedEvidence] = field(default_factory=list)   # untrusted_instruction_in_evidence findings
 
     @property
     def missing_refs(self) -> list[str]: return [r for c in self.claims for r in c.missing_refs]
@@ -408,6 +481,14 @@ class VerificationResult:
     def hierarchy_mismatches(self) -> list[str]: return [r for c in self.claims for r in c.hierarchy_mismatches]
     @property
     def numeric_mismatches(self) -> list[dict]: return [m for c in self.claims for m in c.numeric_mismatches]
+    @property
+    def instruction_risk(self) -> str | None:
+        "The highest risk of the evidence the answer relies on; None when it relies on no instruction-like chunk."
+        return max((u.risk for u in self.untrusted), key=RISKS.index) if self.untrusted else None
+
+    def injection_refusal(self, policy: str) -> bool:
+        "Whether the answer must be refused under `injection_policy`: 'refuse' and a finding; 'flag' never refuses."
+        return policy == "refuse" and bool(self.untrusted)
 
     def projection(self, escalation_required: bool | None = None) -> Verification | None:
         "The response's `verification` (the pipeline design's response shape): only when there are warnings."
@@ -416,22 +497,26 @@ class VerificationResult:
                             escalation_required=escalation_required)
 
     def record(self) -> dict:
-        "The full trace form: every claim with provenance and mismatches."
-        return {"risk_level": self.risk_level.value, "groundedness": self.groundedness, "warnings": self.warnings,
-                "claims": [asdict(c) for c in self.claims]}
+        "The full trace form: every claim with provenance and mismatches (and the evidence findings, when there are any)."
+        rec = {"risk_level": self.risk_level.value, "groundedness": self.groundedness, "warnings": self.warnings,
+               "claims": [asdict(c) for c in self.claims]}
+        if self.untrusted: rec["untrusted"] = [asdict(u) for u in self.untrusted]
+        return rec
 
 # %% ../nbs/40_verify.ipynb #9952b181
 def verify_answer(answer: str,                 # the generated answer
                   chunks: Sequence,            # its context: `Source`s, `Chunk`s, dicts or strings
                   semantic_judge: Callable[[str, str], bool | None] | None = None, # (claim, context) → True when they contradict
                   ) -> VerificationResult:
-    "Stage [4]: check every claim's article/appendix references and numbers against the context; the design's risk levels."
+    "Stage [4]: check every claim's references and numbers against the context, and the evidence it relies on; the design's risk levels."
     ctx = parse_context(chunks)
     keys = set().union(*(c.facts for c in ctx))
     context = context_text(chunks) if semantic_judge is not None else ""
-    records, warnings, level = [], [], RiskLevel.PASS
-    for cl in decompose_claims(answer):
+    claims, records, warnings, level = decompose_claims(answer), [], [], RiskLevel.PASS
+    for cl in claims:
         f = check_claim(cl, ctx, keys, semantic_judge, context)
         records.append(ClaimRecord.of(cl, f)); warnings += f.warnings; level = max(level, f.level)
+    untrusted = check_untrusted(claims, ctx, evidence_risks(chunks))
+    for u in untrusted: warnings.append(u.warning); level = max(level, u.level)
     citations = [r.citation for r in records if r.citation]
-    return VerificationResult(level, groundedness(records), records, list(dict.fromkeys(warnings)), citations)
+    return VerificationResult(level, groundedness(records), records, list(dict.fromkeys(warnings)), citations, untrusted)

@@ -16,14 +16,14 @@ def store(tmp_path_factory):
         "제1조(목적) 이 약관은 화재보험 계약에 관한 사항을 정한다.\n"
         "제2조(보상하는 손해) ① 회사는 화재로 보험의 목적에 생긴 손해를 보상한다.\n② 소방 또는 손해 방지를 위한 비용도 보상한다.\n"
         "제3조(보상하지 않는 손해) 계약자의 고의로 생긴 손해는 보상하지 않는다.\n", encoding="utf-8")
-    r = run("index", str(d / "docs"), "--qdrant-path", str(d / "qdrant"), "--quiet", "--payload", "tenant=fire-team")
+    r = run("index", str(d / "docs"), "--qdrant-path", str(d / "qdrant"), "--quiet", "--tenant", "fire-team")
     assert r.returncode == 0, r.stderr
     assert "3 written" in r.stdout
     return d
 
 def test_index_is_idempotent_across_processes(store):
-    r = run("index", str(store / "docs"), "--qdrant-path", str(store / "qdrant"), "--quiet")
-    assert r.returncode == 0 and "0 written, 3 unchanged" in r.stdout, r.stdout + r.stderr
+    r = run("index", str(store / "docs"), "--qdrant-path", str(store / "qdrant"), "--quiet", "--payload", "tenant=fire-team")
+    assert r.returncode == 0 and "0 written, 3 unchanged" in r.stdout, r.stdout + r.stderr   # --payload tenant= is --tenant
 
 def test_search_pretty_and_json(store):
     r = run("search", "불 끄다가 생긴 손해도 보상되나요?", "--qdrant-path", str(store / "qdrant"))
@@ -38,8 +38,10 @@ def test_changed_document_replaces_its_chunks(store, tmp_path):
     q = tmp_path / "qdrant"; shutil.copytree(store / "qdrant", q)
     f = tmp_path / "화재보험약관.txt"
     f.write_text((store / "docs" / "화재보험약관.txt").read_text(encoding="utf-8").replace("고의로", "고의 또는 중대한 과실로"), encoding="utf-8")
-    r = run("index", str(f), "--qdrant-path", str(q), "--quiet")
+    r = run("index", str(f), "--qdrant-path", str(q), "--quiet", "--tenant", "fire-team")
     assert "1 written, 2 unchanged, 1 deleted" in r.stdout, r.stdout + r.stderr
+    r = run("index", str(f), "--qdrant-path", str(q), "--quiet")          # the same document without a tenant: a copy of its own
+    assert "3 written, 0 unchanged, 0 deleted" in r.stdout, r.stdout + r.stderr
     j = json.loads(run("search", "중대한 과실", "--json", "--top-k", "1", "--qdrant-path", str(q)).stdout)
     assert "중대한 과실" in j["sources"][0]["content"]
 

@@ -33,16 +33,29 @@ def keyword_coverage(question: str, documents: str) -> float:
     return max(len(q & doc) / len(q), len(alt & doc) / max(len(alt), 1))
 
 # %% ../../nbs/37_judge_replies.ipynb #e41703f8
+_QUOTED = re.compile(r"<자료>\n.*?\n</자료>", re.S)   # a block written by `quote_untrusted` (its text holds no tag)
+
+def _outside(text: str) -> str:
+    "`text` with every quoted block masked (same length): what the prompt itself says."
+    return _QUOTED.sub(lambda m: "\0" * len(m.group()), text)
+
+def _unquote(text: str) -> str:
+    "The text of a quoted block (its tags dropped); any other text as it is."
+    return text[len("<자료>\n"): -len("\n</자료>")] if _QUOTED.fullmatch(text) else text
+
 def _section(text: str, name: str) -> str:
-    "The body of the prompt's `[name]` section (up to the next `[…]` header), or ''."
-    m = re.search(rf"\[{name}\]\n(.*?)(?=\n\n\[[^\]\n]+\]\n|\Z)", text, re.S)
-    return m.group(1) if m else ""
+    "The body of the prompt's `[name]` section (up to the next `[…]` header outside the quotes), without its quote tags; or ''."
+    m = re.search(rf"\[{name}\]\n(.*?)(?=\n\n\[[^\]\n]+\]\n|\Z)", _outside(text), re.S)
+    if not m: return ""
+    body = text[m.start(1): m.end(1)]
+    return _unquote(body)
 
 # %% ../../nbs/37_judge_replies.ipynb #d0e59cdc
 _HEAD = re.compile(r"^\[\d+\] 「([^」]+)」\s*(제[\d-]+조(?:의\d+)?)?.*$", re.M)
 
 def _sources_from_context(ctx: str) -> list[Source]:
     "The sources of a rendered context block, back from its `[n] 「title」 article` headers."
+    ctx = _unquote(ctx)
     heads = list(_HEAD.finditer(ctx))
     out = []
     for i, m in enumerate(heads):
@@ -69,7 +82,7 @@ def _grounded(answer: str, context: str, strict: bool = False) -> bool:
 # %% ../../nbs/37_judge_replies.ipynb #09c454c3
 def _grade_reply(schema: str | None, text: str, relevant_at: float, ambiguous_at: float) -> str | None:
     "The JSON a grading request gets (None: `schema` is none of the judge's graders)."
-    if schema == "AnswerGrade": return '{"grounded": %s}' % str(_grounded(_section(text, "답변"), _section(text, "근거"), "엄격" in text)).lower()
+    if schema == "AnswerGrade": return '{"grounded": %s}' % str(_grounded(_section(text, "답변"), _section(text, "근거"), "엄격" in _outside(text))).lower()
     if schema not in ("DocGrade", "RetrievalGrade", "PassageGrade"): return None
     c = keyword_coverage(_section(text, "질문"), _section(text, "검색 문서"))
     if schema == "DocGrade": return '{"relevant": %s}' % str(c >= relevant_at).lower()
@@ -91,7 +104,7 @@ def _rewrite_reply(text: str) -> str:
 def _answer_reply(text: str, relevant_at: float) -> str:
     "A quoting answer from the prompt's context; the refusal when the not-found prompt's context does not cover the question."
     ctx, question = _section(text, "근거") or _section(text, "컨텍스트"), _section(text, "질문")
-    if "없을 수 있습니다" in text and keyword_coverage(question, ctx) < relevant_at: return REFUSAL_ANSWER
+    if "없을 수 있습니다" in _outside(text) and keyword_coverage(question, ctx) < relevant_at: return REFUSAL_ANSWER
     srcs = _sources_from_context(ctx)
     return ExtractiveLLM(max_units=2).generate(question, QueryType.SIMPLE_FACT, srcs) if srcs else REFUSAL_ANSWER
 
@@ -99,6 +112,6 @@ def _answer_reply(text: str, relevant_at: float) -> str:
 def judge_responder(body: dict, relevant_at: float = 0.5, ambiguous_at: float = 0.3):
     "A rule-based stand-in for an LLM judge, for `ScriptedLLMServer`: grades, rewrites and quoting answers."
     text = "\n".join(m.get("content") or "" for m in body.get("messages", []))
-    graded = _grade_reply(_schema_name(body, text), text, relevant_at, ambiguous_at)
+    graded = _grade_reply(_schema_name(body, _outside(text)), text, relevant_at, ambiguous_at)
     if graded is not None: return graded
-    return _rewrite_reply(text) if "새 검색어:" in text else _answer_reply(text, relevant_at)
+    return _rewrite_reply(text) if "새 검색어:" in _outside(text) else _answer_reply(text, relevant_at)

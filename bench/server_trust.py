@@ -1,0 +1,132 @@
+"""The HTTP server under load and under abuse, loopback only, bounded in time. Prints figures; asserts nothing.
+
+    python bench/server_trust.py                       # 60 s per level: about 5 minutes
+    python bench/server_trust.py --seconds 10          # a quick run
+
+The server is `cragrag.server.create_app` under uvicorn in a subprocess on 127.0.0.1, serving the bundled demo corpus
+from an Edge folder, with an API keys file (so every request pays for authentication and tenant scoping, as in
+production). The clients are httpx threads of this process (they share the machine's cores with the server).
+
+1. Load: POST /retrieve and POST /answer with real questions (the bundled golden set, cycled) from 1, 8 and 32
+   concurrent clients for `--seconds` each: requests/s, p50/p95/p99 ms, errors (any non-200), and the server's RSS
+   before and after (growth).
+2. Flood: the p95 of a cheap request (/retrieve, top_k 5; a repeated question, and a new one) alone, then while `--flood` clients
+   send expensive ones (/answer, top_k 50, a new question each time) as fast as they are answered; the ratio of the
+   two p95s (aim: within 2x), and how the flood itself was served (answered, 503 with Retry-After)."""
+import argparse, json, os, socket, subprocess, sys, tempfile, threading, time
+from pathlib import Path
+import numpy as np
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--seconds", type=float, default=60.0, help="seconds per load level")
+ap.add_argument("--levels", default="1,8,32")
+ap.add_argument("--flood", type=int, default=16, help="clients sending expensive requests during the flood")
+ap.add_argument("--cheap", type=int, default=60, help="cheap requests timed alone and under the flood")
+ap.add_argument("--serve", help=argparse.SUPPRESS); ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+a = ap.parse_args()
+
+def rss_mb(pid) -> float:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"): return int(line.split()[1]) / 1024
+    return float("nan")
+
+if a.serve:   # the server process
+    import uvicorn
+    from cragrag.pipeline import Pipeline
+    from cragrag.server import create_app
+    work = Path(a.serve)
+    p = Pipeline(qdrant_path=work / "edge", trace_dir=work / "trace", api_keys_file=work / "keys.json")
+    p.warm()
+    if os.environ.get("SWI"): sys.setswitchinterval(float(os.environ["SWI"]))
+    uvicorn.run(create_app(p), host="127.0.0.1", port=a.port, log_level="warning", access_log=False)
+    sys.exit()
+
+import httpx
+from cragrag.auth import KeyRing, save_keys
+from cragrag.eval import bundled_golden
+from cragrag.pipeline import Pipeline
+
+def pct(xs, q): return float(np.percentile(xs, q)) if len(xs) else float("nan")
+work = Path(tempfile.mkdtemp(prefix="cragrag-bench-"))
+ring = KeyRing(); key, _ = ring.add("bench"); save_keys(ring, work / "keys.json")
+print("indexing the demo corpus for tenant 'bench' ...", flush=True)
+with Pipeline(qdrant_path=work / "edge", trace_enabled=False) as p: p.for_tenant("bench").index(progress=False)
+with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+url, H = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {key}"}
+proc = subprocess.Popen([sys.executable, __file__, "--serve", str(work), "--port", str(port)])
+qs = [q.question for q in bundled_golden()]
+
+def post(cl, ep, body):
+    t = time.perf_counter()
+    try: r = cl.post(f"{url}/{ep}", json=body, headers=H); code = r.status_code
+    except httpx.HTTPError as e: code = type(e).__name__
+    return code, (time.perf_counter() - t) * 1000
+
+def level(ep, conc, seconds):
+    lat, errs, lock, go = [], [], threading.Lock(), threading.Event()
+    def worker(i):
+        with httpx.Client(timeout=120) as cl:
+            go.wait(); j = i
+            while time.perf_counter() < t0 + seconds:
+                code, ms = post(cl, ep, {"query": qs[j % len(qs)]})
+                with lock: (lat.append(ms) if code == 200 else errs.append(code))
+                j += conc
+    ths = [threading.Thread(target=worker, args=(i,)) for i in range(conc)]
+    for t in ths: t.start()
+    t0 = time.perf_counter(); go.set()
+    for t in ths: t.join()
+    wall = time.perf_counter() - t0
+    return len(lat) / wall, pct(lat, 50), pct(lat, 95), pct(lat, 99), errs
+
+try:
+    t0 = time.perf_counter()
+    while True:
+        if proc.poll() is not None: sys.exit(f"the server exited with code {proc.returncode}")
+        try:
+            if httpx.get(url + "/health", timeout=5).status_code == 200: break
+        except httpx.HTTPError: pass
+        time.sleep(0.5)
+    print(f"server up in {time.perf_counter() - t0:.1f} s; RSS {rss_mb(proc.pid):.0f} MB", flush=True)
+    with httpx.Client(timeout=120) as cl:
+        assert post(cl, "retrieve", {"query": qs[0]})[0] == 200, "the key was not accepted"
+        r = cl.post(f"{url}/retrieve", json={"query": qs[0]}); print(f"no key: HTTP {r.status_code}")
+    rss0 = rss_mb(proc.pid)
+    print(f"\n1. load, {a.seconds:g} s per level (real questions, cycled)")
+    print(f"{'endpoint':10s} {'clients':>7s} {'req/s':>7s} {'p50 ms':>7s} {'p95 ms':>7s} {'p99 ms':>7s} {'errors':>6s}")
+    for ep in ("retrieve", "answer"):
+        for c in [int(x) for x in a.levels.split(",")]:
+            rps, p50, p95, p99, errs = level(ep, c, a.seconds)
+            print(f"{ep:10s} {c:7d} {rps:7.1f} {p50:7.0f} {p95:7.0f} {p99:7.0f} {len(errs):6d} {sorted(set(map(str, errs))) if errs else ''}", flush=True)
+    rss1 = rss_mb(proc.pid)
+    print(f"server RSS {rss0:.0f} MB before the load, {rss1:.0f} MB after: growth {rss1 - rss0:+.0f} MB")
+
+    print(f"\n2. flood: {a.flood} clients sending /answer top_k 50 (new questions) while one client times /retrieve top_k 5")
+    def cheap_body(kind, i):   # a popular question (its vector cached by the server) or a new one (embedded)
+        return {"query": "보험계약은 언제 성립하나요?" if kind == "repeated" else f"{qs[i % len(qs)]} [{kind}{i}]", "top_k": 5}
+    def time_cheap(kind, tag):
+        with httpx.Client(timeout=120) as cl: return [post(cl, "retrieve", cheap_body(f"{kind}{tag}", i)) for i in range(a.cheap)]
+    time_cheap("repeated", "w")
+    alone = {k: [ms for code, ms in time_cheap(k, "a") if code == 200] for k in ("repeated", "new")}
+    stop, flood_codes, lock = threading.Event(), [], threading.Lock()
+    def flooder(i):
+        with httpx.Client(timeout=120) as cl:
+            j = i
+            while not stop.is_set():
+                code, _ = post(cl, "answer", {"query": f"{qs[j % len(qs)]} ({i}-{j})", "top_k": 50})
+                with lock: flood_codes.append(code)
+                if code == 503: time.sleep(0.2)        # a client that honours Retry-After, roughly
+                j += a.flood
+    ths = [threading.Thread(target=flooder, args=(i,)) for i in range(a.flood)]
+    for t in ths: t.start()
+    time.sleep(2)
+    under = {k: time_cheap(k, "f") for k in ("repeated", "new")}
+    stop.set()
+    for t in ths: t.join()
+    for k in ("repeated", "new"):
+        ok = [ms for code, ms in under[k] if code == 200]
+        print(f"cheap /retrieve, {k} question: alone p50 {pct(alone[k], 50):.0f} / p95 {pct(alone[k], 95):.0f} ms; under the flood "
+              f"p50 {pct(ok, 50):.0f} / p95 {pct(ok, 95):.0f} ms ({len(ok)}/{len(under[k])} answered); p95 ratio {pct(ok, 95) / pct(alone[k], 95):.2f}x (aim: within 2x)")
+    from collections import Counter
+    print(f"flood requests: {dict(Counter(map(str, flood_codes)))}")
+finally:
+    proc.terminate(); proc.wait(30)
