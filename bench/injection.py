@@ -2,7 +2,7 @@
 
 Builds an in-memory index of the bundled demo corpus plus the planted documents of tests/data/redteam/docs, asks
 each red-team question (tests/data/redteam/cases.jsonl) through `cragrag.Pipeline`, and reads the verifier's
-`untrusted_instruction_in_evidence` finding from the answer's trace. Two generators:
+`untrusted_instruction_in_evidence` finding (and the guard stage's check of the answer itself) from the answer's trace. Two generators:
 
 - the offline extractive generator (quotes the best sentences of the sources), and
 - the scripted judge LLM (`ScriptedLLMServer` + `judge_responder`, a rule-based stand-in over real HTTP), which
@@ -58,7 +58,9 @@ def outcome(p: Pipeline, question: str, case: dict | None = None) -> dict:
     "One answer's outcome: refused, flagged (the verifier's finding), whether a planted chunk was among its sources and was used."
     res = p.answer(question)
     ver = (p.last_trace or {}).get("verification") or {}
-    found = ver.get("untrusted") or []
+    found = list(ver.get("untrusted") or [])
+    g = (p.last_trace or {}).get("guard") or {}
+    if g.get("answer_risk"): found.append({"risk": g["answer_risk"], "via": "answer"})   # the guard stage: the answer itself
     return {"refused": res.is_refusal, "reason": res.refusal_reason, "flagged": bool(found),
             "risk": max((u["risk"] for u in found), key=("low", "medium", "high").index) if found else None,
             "via": sorted({u["via"] for u in found}),

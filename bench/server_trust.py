@@ -94,7 +94,7 @@ try:
     print(f"\n1. load, {a.seconds:g} s per level (real questions, cycled)")
     print(f"{'endpoint':10s} {'clients':>7s} {'req/s':>7s} {'p50 ms':>7s} {'p95 ms':>7s} {'p99 ms':>7s} {'errors':>6s}")
     for ep in ("retrieve", "answer"):
-        for c in [int(x) for x in a.levels.split(",")]:
+        for c in [int(x) for x in a.levels.split(",") if x]:
             rps, p50, p95, p99, errs = level(ep, c, a.seconds)
             print(f"{ep:10s} {c:7d} {rps:7.1f} {p50:7.0f} {p95:7.0f} {p99:7.0f} {len(errs):6d} {sorted(set(map(str, errs))) if errs else ''}", flush=True)
     rss1 = rss_mb(proc.pid)
@@ -102,9 +102,9 @@ try:
 
     print(f"\n2. flood: {a.flood} clients sending /answer top_k 50 (new questions) while one client times /retrieve top_k 5")
     def cheap_body(kind, i):   # a popular question (its vector cached by the server) or a new one (embedded)
-        return {"query": "보험계약은 언제 성립하나요?" if kind == "repeated" else f"{qs[i % len(qs)]} [{kind}{i}]", "top_k": 5}
+        return {"query": "보험계약은 언제 성립하나요?" if kind == "repeated" else f"{qs[hash(i) % len(qs)]} [{i}]", "top_k": 5}
     def time_cheap(kind, tag):
-        with httpx.Client(timeout=120) as cl: return [post(cl, "retrieve", cheap_body(f"{kind}{tag}", i)) for i in range(a.cheap)]
+        with httpx.Client(timeout=120) as cl: return [post(cl, "retrieve", cheap_body(kind, f"{tag}{i}")) for i in range(a.cheap)]
     time_cheap("repeated", "w")
     alone = {k: [ms for code, ms in time_cheap(k, "a") if code == 200] for k in ("repeated", "new")}
     stop, flood_codes, lock = threading.Event(), [], threading.Lock()
