@@ -13,8 +13,9 @@ orders them as `retrieve()` does.
 - `score-order`: the calibrated reranker ordering candidates by its probability instead of keeping retrieval order;
 - `law-route`: the documents whose title the question names (in full, as a tail, or abbreviated: 소방시설법, 보험업법,
   화재예방법 시행령; the level must agree) get an extra document-filtered search, fused by RRF (k=60).
-- `ref-hop`: the legal reference graph, one hop. Every chunk's article references (제N조, 「법」 제N조, 법/영/규칙 제N조,
-  같은 법) become edges between articles; the articles one hop from the top five (both directions, so a delegating act
+- `ref-hop`: the legal reference graph (cragrag.refgraph.ReferenceGraph), one hop. Every chunk's references (제N조,
+  「법」 제N조, 법/영/규칙 제N조 with the document's own 이하 "법" definitions, 같은 법, lists, 준용, 대통령령으로 정하는, 별표 N)
+  become edges between indexed articles; the articles one hop from the top five (both directions, so a delegating act
   reaches the decree article that cites it) are candidates. The one closest to the question (dense) takes the fourth
   article slot when it is closer than the article there. (RRF of the hop list, weights 1.0-0.25, was measured first:
   R@5 -0.16 to -0.36 on the fire documents, because neighbours of the top hits jump above them.) Also prints how many
@@ -34,6 +35,7 @@ from cragrag.embedding import EmbeddingCache, bundled_cache, make_embedder
 from cragrag.eval import article_metrics, bundled_golden, load_golden, paired_diff_ci
 from cragrag.index import index_chunks
 from cragrag.korean import GENERIC_LAW_WORDS, find_article_refs, law_level, law_match, law_norm
+from cragrag.refgraph import ReferenceGraph
 from cragrag.rerank import CalibratedReranker
 from cragrag.routing import classify_query
 from cragrag.schema import SearchStrategy
@@ -67,40 +69,17 @@ def build(name, docs, c):
         dense = c.embed_passages(emb, [ch.embed_text for ch in chunks])
         st2.upsert([StorePoint(ch.chunk_id, d, v, {}) for ch, d, v in zip(chunks, dense, bm2.encode_documents(heads))])
         TITLE_FIELD[id(ctx)] = (st2, bm2)
-    GRAPH[id(ctx)] = ref_graph(docs, chunks)
+    GRAPH[id(ctx)] = ReferenceGraph.build(chunks)
     PROFILES[id(ctx)] = {d.doc_id: Counter(analyze(" ".join([d.title] + sorted({a.chapter or "" for a in d.articles}) + [a.title or "" for a in d.articles])))
                          for d in docs}
     return ctx
 
-_LEVELS = ("법률", "시행령", "시행규칙")
-
-def ref_graph(docs, chunks):
-    "Edges between (doc_id, article_id) from every chunk's article references, forward and reverse; chunk ids per article."
-    fam = lambda d: d.rsplit("_", 1)[0] if d.rsplit("_", 1)[-1] in _LEVELS else d
-    levels, titles = defaultdict(dict), {law_norm(d.title): d.doc_id for d in docs}
-    for d in docs: levels[fam(d.doc_id)][d.doc_id.rsplit("_", 1)[-1]] = d.doc_id
-    def target(src, text, ref, start):
-        if ref.law: return titles.get(ref.law) or next((d for t, d in titles.items() if t.endswith(ref.law) or ref.law.endswith(t)), None)
-        before, head = text[max(0, start - 3):start], text[start:start + 2]
-        if head.startswith("법"): return levels[fam(src)].get("법률", src)
-        if head.startswith("영") or before.endswith("영 "): return levels[fam(src)].get("시행령")
-        if before.endswith("규칙 "): return levels[fam(src)].get("시행규칙")
-        return src
-    fwd, rev, ids = defaultdict(set), defaultdict(set), defaultdict(list)
-    for c in chunks:
-        ids[(c.doc_id, c.article_id)].append(c.chunk_id)
-        for ref, (a, _) in zip(*find_article_refs(c.text)):
-            if (t := target(c.doc_id, c.text, ref, a)) and (t, ref.article) != (c.doc_id, c.article_id):
-                fwd[(c.doc_id, c.article_id)].add((t, ref.article)); rev[(t, ref.article)].add((c.doc_id, c.article_id))
-    return fwd, rev, ids
-
 def one_hop(ctx, top):
-    "Articles one reference away from `top` (either direction), in order, excluding `top` and articles not indexed."
-    fwd, rev, ids = GRAPH[id(ctx)]
-    out = []
+    "Articles one reference away from `top` (cragrag.refgraph, both directions), in order, excluding `top` and articles not indexed."
+    g, out = GRAPH[id(ctx)], []
     for a in top:
-        for x in sorted(fwd[a]) + sorted(rev[a]):
-            if x not in top and x not in out and x in ids: out.append(x)
+        for x in g.neighbours(a):
+            if x not in top and x not in out and x in g.chunks: out.append(x)
     return out
 
 def ref_hop(ctx, query, strategy, slot=3):
@@ -108,7 +87,7 @@ def ref_hop(ctx, query, strategy, slot=3):
     top = arts(base)[:5]
     nb = one_hop(ctx, top)
     if len(top) <= slot or not nb: return base
-    hop = [h for h in _hits(ctx.store.retrieve([i for a in nb for i in GRAPH[id(ctx)][2][a]], with_vectors=True)) if h.dense is not None]
+    hop = [h for h in _hits(ctx.store.retrieve([i for a in nb for i in GRAPH[id(ctx)].chunks[a]], with_vectors=True)) if h.dense is not None]
     if not hop: return base
     best = max(hop, key=lambda h: float(np.dot(h.dense, qv)))
     there = [h for h in base if (h.payload.get("doc_id"), h.payload.get("article_id")) == top[slot] and h.dense is not None]
@@ -125,8 +104,7 @@ def reachable(name, ctx, qs):
         top = arts(rerank(ctx, q.question, search_candidates(ctx, q.question, classify_query(q.question).strategy), reranker))[:5]
         if set(q.articles) & set(top): continue
         miss += 1; near += bool(set(q.articles) & set(one_hop(ctx, top)))
-    fwd = GRAPH[id(ctx)][0]
-    print(f"  {name}: {sum(map(len, fwd.values()))} reference edges; {near} of {miss} missed gold articles lie one hop from the top five")
+    print(f"  {name}: {GRAPH[id(ctx)].n_edges} reference edges; {near} of {miss} missed gold articles lie one hop from the top five")
 
 def fuse(ctx, query, *lists, weights=None):
     """RRF (k=60, optionally weighted per list) of candidate lists, ranks renumbered; the query vector left as the question's.

@@ -47,6 +47,9 @@ class Settings(BaseSettings):
         "top-1 rerank score that passes the gate; positives measured p10 0.83, so 0.3 leaves a wide margin")
     crag_abort_threshold: float = Field(0.1, ge=0, le=1, description=
         "below this the topic is absent: refuse at once with zero LLM calls (off-corpus queries scored < 0.005)")
+    answer_mode: Literal["gate", "sufficiency"] = Field("gate", description=
+        "how the answer path decides it has enough: the CRAG score gate, or the evidence-sufficiency loop (requirements, "
+        "ledger, verdicts); the gate stays the default until the sufficiency bench shows it is better at acceptable cost")
     crag_max_retries: int = Field(2, ge=0, le=10, description=
         "rewrite → re-route → re-search rounds for the 0.1–0.3 vocabulary-gap band; each costs ~2–3 s with an LLM")
     # --- [1] retrieval ------------------------------------------------------------------------

@@ -17,9 +17,10 @@ from .schema import Chunk
 
 # %% auto #0
 __all__ = ['TEXT_SUFFIXES', 'SUFFIXES', 'DEMO_SELECTION', 'Line', 'Article', 'Document', 'demo_corpus_dir', 'DocumentError',
-           'read_text', 'split_front_matter', 'parse_legalize', 'parse_article_lines', 'text_blocks', 'appendix_id',
-           'parse_appendix', 'pdf_lines', 'load_document', 'iter_files', 'load_documents', 'split_article',
-           'article_header', 'chunk_document', 'load_demo_corpus']
+           'read_text', 'split_front_matter', 'Amendments', 'amendment_notes', 'DeletedId', 'parse_legalize',
+           'parse_article_lines', 'text_blocks', 'appendix_id', 'parse_appendix', 'pdf_lines', 'load_document',
+           'iter_files', 'load_documents', 'split_article', 'article_header', 'chunk_document', 'load_demo_corpus',
+           'in_force']
 
 # %% ../nbs/03_documents.ipynb #2009b76a
 @dataclass
@@ -38,8 +39,14 @@ class Article:
     kind: str = "article"  # article | appendix | text
     @property
     def text(self) -> str: return "\n".join(l.text for l in self.lines)
+    @property
+    def amendments(self) -> Amendments:
+        "The dates of its amendment notes (`<개정 …>`, `<신설 …>`, `② 삭제 <…>`), parsed by `amendment_notes` below."
+        return amendment_notes(self.text)
 
 # %% ../nbs/03_documents.ipynb #d06c9e84
+_REVISION = re.compile(r"@(\d{4}-\d{2}-\d{2})$")   # '보험업법_법률@2020-12-08': an earlier revision of 보험업법_법률
+
 @dataclass
 class Document:
     "A loaded source file: its metadata and its live articles in order."
@@ -51,9 +58,23 @@ class Document:
     articles: list[Article] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)  # ids of 삭제 articles that were skipped
     @property
+    def revision(self) -> str | None:
+        "The date of an earlier revision (`<doc>@YYYY-MM-DD`); None for the current text."
+        m = _REVISION.search(self.doc_id)
+        return m.group(1) if m else None
+    @property
+    def law_id(self) -> str:
+        "The law this text is a revision of: the same for all its revisions (the current text's doc id)."
+        return _REVISION.sub("", self.doc_id)
+    @property
     def effective_date(self) -> str | None:
-        v = self.meta.get("시행일자")
+        "시행일자 from the front matter, else a revision's date from its file name."
+        v = self.meta.get("시행일자") or self.revision
         return str(v) if v else None
+    @property
+    def deleted_on(self) -> dict[str, str | None]:
+        "Deleted article id → the date of its 삭제 note (None when it has none)."
+        return {str(i): getattr(i, "date", None) for i in self.deleted}
     def article(self, article_id: str) -> Article:
         "The article with this id (KeyError if absent)."
         for a in self.articles:
@@ -98,14 +119,49 @@ def _clean_md(s: str) -> str:
     s = re.sub(r"\*\*([^*]+)\*\*", r"\1", s)  # **①** → ①
     return _MD_ESCAPE.sub(r"\1", s).strip()
 
+# %% ../nbs/03_documents.ipynb #2a7dca84
+_NOTE = re.compile(r"[<\[]([^<>\[\]]*?\d{4}\s*[.ㆍ][^<>\[\]]*)[>\]]")
+_NOTE_TOKEN = re.compile(r"(삭\s*제|신\s*설|개\s*정)|(\d{4})\s*[.ㆍ]\s*(\d{1,2})\s*[.ㆍ]\s*(\d{1,2})")
+_NOTE_KIND = {"삭제": "deleted", "신설": "added", "개정": "amended"}   # 전문개정, 제목개정 → 개정; 본조신설 → 신설
+_DELETED_PART = re.compile(rf"^\s*(?:[{CIRCLED_CLASS}]|\d+(?:의\d+)?\.|[가-하]\.|{ARTICLE_ID})?\s*[<(\[]?삭\s*제[>)\]]?\s*(<[^>]*>|\[[^\]]*\])?\s*$")
+
+@dataclass
+class Amendments:
+    "The dates (YYYY-MM-DD) in an article's amendment notes."
+    amended: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)   # parts (항, 호) deleted, or the whole article
+    @property
+    def last(self) -> str | None:
+        "The latest change of any kind."
+        return max(self.amended + self.added + self.deleted, default=None)
+
+def amendment_notes(text: str) -> Amendments:
+    "Parse the `<개정 …>`, `<신설 …>`, `[전문개정 …]`, `삭제 <…>` notes of `text` into dates."
+    out = {"amended": set(), "added": set(), "deleted": set()}
+    for line in text.split("\n"):
+        for note in _NOTE.finditer(line):
+            kind = None
+            for t in _NOTE_TOKEN.finditer(note.group(1)):
+                if t.group(1): kind = _NOTE_KIND[re.sub(r"\s", "", t.group(1))]; continue
+                k = kind or ("deleted" if _DELETED_PART.match(line) else None)
+                if k: out[k].add(f"{int(t.group(2)):04d}-{int(t.group(3)):02d}-{int(t.group(4)):02d}")
+    return Amendments(*(sorted(out[k]) for k in ("amended", "added", "deleted")))
+
 # %% ../nbs/03_documents.ipynb #ce5296b9
 _DELETED = re.compile(r"^\s*[<(]?삭\s*제[>)]?\s*(<[^>]*>|\[[^\]]*\])?\s*$")
+
+class DeletedId(str):
+    "The id of a deleted article, with the date of its 삭제 note (`.date`, None when it has none)."
+    def __new__(cls, article_id: str, date: str | None = None):
+        s = super().__new__(cls, article_id); s.date = date
+        return s
 
 def _finish(arts: list[Article], deleted: list[str], a: Article | None):
     "Close article `a`: a live one joins `arts`, a deleted (or empty) one's id joins `deleted`."
     if a is None: return
     if a.kind == "article" and (not a.lines or _DELETED.match(a.text)):
-        deleted.append(a.article_id)
+        deleted.append(DeletedId(a.article_id, a.amendments.last))
     elif a.lines: arts.append(a)
 
 # %% ../nbs/03_documents.ipynb #e1850f95
@@ -402,9 +458,10 @@ def _range(marks: list[str]) -> str | None:
 
 # %% ../nbs/03_documents.ipynb #32ed9db1
 def article_header(doc: Document, a: Article) -> str:
-    "The header line of an article: law › chapter › 제N조(제목)."
+    "The header line of an article: law › chapter › 제N조(제목); an earlier revision names its 시행일 after the law."
     label = f"{a.article_id}({a.title})" if a.article_id and a.title else (a.article_id or a.title or "")
-    return " > ".join(x for x in [doc.title, a.chapter, label] if x)
+    law = f"{doc.title} [시행 {doc.effective_date}]" if doc.revision else doc.title
+    return " > ".join(x for x in [law, a.chapter, label] if x)
 
 # %% ../nbs/03_documents.ipynb #48403682
 def _prefix(header: str, pc: _Piece) -> str:
@@ -426,7 +483,9 @@ def _chunk(doc: Document, a: Article, part: int, pc: _Piece, prefix: str, seq: i
                  paragraph=_range(pc.para), item=_range(pc.items), chapter=a.chapter,
                  page_range=(min(pages), max(pages)) if pages else None,
                  chunk_type=pc.kind, seq=seq, text=text, prefix=prefix, content_hash=h,
-                 effective_date=doc.effective_date, source=doc.source)
+                 effective_date=doc.effective_date, source=doc.source,
+                 law_id=doc.law_id, revision=doc.revision, amended_last=a.amendments.last,
+                 deleted=a.kind == "article" and all(_DELETED_PART.match(l.text) for l in pc.lines))
 
 # %% ../nbs/03_documents.ipynb #4e12c4c0
 def chunk_document(doc: Document, max_chars: int = 400) -> list[Chunk]:
@@ -448,3 +507,14 @@ def load_demo_corpus() -> list[Document]:
         if d.doc_id in DEMO_SELECTION:
             d.articles = [a for a in d.articles if (a.chapter or "").startswith(DEMO_SELECTION[d.doc_id])]
     return docs
+
+# %% ../nbs/03_documents.ipynb #0d9d9bcc
+def in_force(docs: Iterable[Document], on: str) -> list[Document]:
+    "For each law, the revision in force on `on` (YYYY-MM-DD): the latest `effective_date` not after it; undated documents are kept."
+    best: dict[str, Document] = {}
+    out = []
+    for d in docs:
+        if d.effective_date is None: out.append(d); continue
+        if d.effective_date <= on and (d.law_id not in best or d.effective_date > best[d.law_id].effective_date):
+            best[d.law_id] = d
+    return out + sorted(best.values(), key=lambda d: d.law_id)

@@ -28,7 +28,7 @@ def sparse_name(sparse: SparseEncoder) -> str:
 
 # %% ../nbs/22_indexing.ipynb #c2c8af0f
 INDEXED_FIELDS = {"doc_id": "keyword", "article_id": "keyword", "doc_title": "keyword", "seq": "integer",
-                  "effective_date": "keyword", "tenant": "keyword"}   # payload indexes: what filters and lookups use
+                  "effective_date": "keyword", "tenant": "keyword", "law_id": "keyword", "revision": "keyword"}   # payload indexes: what filters and lookups use
 
 def create_collection(store: Store, embedder: Embedder, sparse: SparseEncoder, avgdl: float | None = None) -> dict:
     "Create the collection with the `dense` and sparse named vectors, payload indexes and cragrag's model record."

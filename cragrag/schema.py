@@ -54,6 +54,10 @@ class Chunk(BaseModel):
     content_hash: str = Field(description="sha256 of prefix and text: unchanged text is never re-embedded")
     effective_date: str | None = Field(None, description="시행일자 from the front matter (YYYY-MM-DD)")
     source: str | None = Field(None, description="path of the source file")
+    law_id: str | None = Field(None, description="the law across its revisions: the doc id without '@date', e.g. '보험업법_법률'")
+    revision: str | None = Field(None, description="revision date of an earlier text ('보험업법_법률@2020-12-08'); None for the current text")
+    amended_last: str | None = Field(None, description="latest date in the article's amendment notes (<개정>, <신설>, 삭제), YYYY-MM-DD")
+    deleted: bool = Field(False, description="the chunk holds only deleted parts ('② 삭제 <2015.7.31>'): nothing to answer from")
 
     @property
     def embed_text(self) -> str:

@@ -142,7 +142,8 @@ def fetch_siblings(ctx: SearchContext, hits: Sequence[Hit], window: int) -> dict
     return {h: [Hit(x, pts[x].payload, 0.0, 0) for x in v if x in pts] for h, v in want.items()}
 
 # %% ../nbs/23_search.ipynb #910a66cd
-_META = ("doc_id", "doc_title", "article_id", "article_title", "paragraph", "item", "chapter", "effective_date", "source", "seq")
+_META = ("doc_id", "doc_title", "article_id", "article_title", "paragraph", "item", "chapter", "effective_date", "source", "seq",
+         "law_id", "revision", "amended_last")   # which law (all its revisions), which revision (None: the current text)
 
 def to_source(h: Hit, sibling_of: str | None = None) -> Source:
     "The /retrieve source entry for a hit (siblings carry `sibling_of` and no scores)."
