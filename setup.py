@@ -45,7 +45,7 @@ setuptools.setup(
     url = cfg['git_url'],
     packages = setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data = True,
-    package_data = {cfg['lib_path']: ['corpus/*', 'corpus/*/*', 'data/*']},
+    package_data = {cfg['lib_path']: ['corpus/*', 'corpus/*/*', 'data/*', 'data/*/*']},
     install_requires = requirements,
     extras_require = {'dev': dev_requirements, 'bge': bge_requirements, 'server': server_requirements},
     dependency_links = cfg.get('dep_links','').split(),

@@ -12,7 +12,13 @@ production). The clients are httpx threads of this process (they share the machi
    before and after (growth).
 2. Flood: the p95 of a cheap request (/retrieve, top_k 5; a repeated question, and a new one) alone, then while `--flood` clients
    send expensive ones (/answer, top_k 50, a new question each time) as fast as they are answered; the ratio of the
-   two p95s (aim: within 2x), and how the flood itself was served (answered, 503 with Retry-After)."""
+   two p95s (aim: within 2x), and how the flood itself was served (answered, 503 with Retry-After). The flood clients
+   run in their own process by default, as separate clients would (`--flood-in thread` puts them beside the timing
+   client, where their response parsing also competes for the timing client's interpreter lock).
+
+Diagnosis switches (environment): SRVTIME=1 prints the server's own time for each /retrieve (arrival to last byte);
+SWI=0.0005 sets the server's interpreter switch interval; NOPAUSE=1 turns off the heavy lane's giving way and lower
+priority (an A/B of `LightFirst` and `heavy_pool`)."""
 import argparse, json, os, socket, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 import numpy as np
@@ -22,7 +28,10 @@ ap.add_argument("--seconds", type=float, default=60.0, help="seconds per load le
 ap.add_argument("--levels", default="1,8,32")
 ap.add_argument("--flood", type=int, default=16, help="clients sending expensive requests during the flood")
 ap.add_argument("--cheap", type=int, default=60, help="cheap requests timed alone and under the flood")
+ap.add_argument("--flood-in", choices=("process", "thread"), default="process",
+                help="where the flood clients run: their own process (as separate clients would), or threads beside the timing client")
 ap.add_argument("--serve", help=argparse.SUPPRESS); ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+ap.add_argument("--flood-client", nargs=3, metavar=("URL", "KEY", "OUT"), help=argparse.SUPPRESS)
 a = ap.parse_args()
 
 def rss_mb(pid) -> float:
@@ -38,10 +47,45 @@ if a.serve:   # the server process
     p = Pipeline(qdrant_path=work / "edge", trace_dir=work / "trace", api_keys_file=work / "keys.json")
     p.warm()
     if os.environ.get("SWI"): sys.setswitchinterval(float(os.environ["SWI"]))
-    uvicorn.run(create_app(p), host="127.0.0.1", port=a.port, log_level="warning", access_log=False)
+    if os.environ.get("NOPAUSE"):   # A/B: heavy work neither gives way nor runs at a lower priority
+        import cragrag.server as S
+        S.LightFirst.pause = lambda self: None; S._lower_priority = lambda nice=10: None
+    app = create_app(p)
+    if os.environ.get("SRVTIME"):   # diagnosis: the server's own time for each cheap /retrieve, arrival to last byte
+        inner = app
+        async def app(scope, receive, send):
+            t = time.perf_counter()
+            await inner(scope, receive, send)
+            if scope.get("path") == "/retrieve": print(f"srv retrieve {1000 * (time.perf_counter() - t):.1f} ms", flush=True)
+    uvicorn.run(app, host="127.0.0.1", port=a.port, log_level="warning", access_log=False)
     sys.exit()
 
 import httpx
+
+def flood(url, headers, qs, n, stop, codes, lock):
+    "n client threads sending /answer top_k 50 (a new question each time) until `stop` is set; status codes into `codes`."
+    def flooder(i):
+        with httpx.Client(timeout=120) as cl:
+            j = i
+            while not stop.is_set():
+                try: code = cl.post(f"{url}/answer", json={"query": f"{qs[j % len(qs)]} ({i}-{j})", "top_k": 50}, headers=headers).status_code
+                except httpx.HTTPError as e: code = type(e).__name__
+                with lock: codes.append(code)
+                if code == 503: time.sleep(0.2)        # a client that honours Retry-After, roughly
+                j += n
+    ths = [threading.Thread(target=flooder, args=(i,)) for i in range(n)]
+    for t in ths: t.start()
+    return ths
+
+if a.flood_client:   # the flood's own process: runs until stdin closes, then writes its status codes
+    from cragrag.eval import bundled_golden
+    url, key, out = a.flood_client
+    stop, codes, lock = threading.Event(), [], threading.Lock()
+    ths = flood(url, {"Authorization": f"Bearer {key}"}, [q.question for q in bundled_golden()], a.flood, stop, codes, lock)
+    sys.stdin.read(); stop.set()
+    for t in ths: t.join()
+    Path(out).write_text(json.dumps([str(c) for c in codes])); sys.exit()
+
 from cragrag.auth import KeyRing, save_keys
 from cragrag.eval import bundled_golden
 from cragrag.pipeline import Pipeline
@@ -108,20 +152,18 @@ try:
     time_cheap("repeated", "w")
     alone = {k: [ms for code, ms in time_cheap(k, "a") if code == 200] for k in ("repeated", "new")}
     stop, flood_codes, lock = threading.Event(), [], threading.Lock()
-    def flooder(i):
-        with httpx.Client(timeout=120) as cl:
-            j = i
-            while not stop.is_set():
-                code, _ = post(cl, "answer", {"query": f"{qs[j % len(qs)]} ({i}-{j})", "top_k": 50})
-                with lock: flood_codes.append(code)
-                if code == 503: time.sleep(0.2)        # a client that honours Retry-After, roughly
-                j += a.flood
-    ths = [threading.Thread(target=flooder, args=(i,)) for i in range(a.flood)]
-    for t in ths: t.start()
-    time.sleep(2)
+    if a.flood_in == "process":
+        codes_file = work / "flood_codes.json"
+        fl = subprocess.Popen([sys.executable, __file__, "--flood", str(a.flood), "--flood-client", url, key, str(codes_file)], stdin=subprocess.PIPE)
+    else: ths = flood(url, H, qs, a.flood, stop, flood_codes, lock)
+    time.sleep(3)
     under = {k: time_cheap(k, "f") for k in ("repeated", "new")}
-    stop.set()
-    for t in ths: t.join()
+    if a.flood_in == "process":
+        fl.stdin.close(); fl.wait(120); flood_codes = json.loads(codes_file.read_text())
+    else:
+        stop.set()
+        for t in ths: t.join()
+    print(f"(flood clients in their own {a.flood_in})")
     for k in ("repeated", "new"):
         ok = [ms for code, ms in under[k] if code == 200]
         print(f"cheap /retrieve, {k} question: alone p50 {pct(alone[k], 50):.0f} / p95 {pct(alone[k], 95):.0f} ms; under the flood "

@@ -42,6 +42,14 @@ _register("verify", "extract_numeric_facts decompose_claims NumericFact")
 _register("korean", "extract_article_refs extract_appendix_refs ArticleRef AppendixRef")
 _register("critic", "classify_failure NegationRuleJudge LLMSemanticJudge")
 
+# %% ../nbs/09_api.ipynb #896a1e64
+_register("requirements", "Requirement SourceConstraint decompose_requirements derived_requirements LLMDecomposer")
+_register("refgraph", "ReferenceGraph article_edges document_aliases resolve_edge chunk_edges_payload")
+_register("ledger", "EvidenceLedger EvidenceItem evidence_item deterministic_checks grade_ledger LLMSupportJudge")
+_register("sufficiency_eval", "load_sufficiency_golden sufficiency_report")
+_register("verdicts", "assess Verdict RequirementResult Resolution ambiguity_reasons")
+_register("sufficiency", "run_sufficiency Budget SufficiencyOutcome")
+
 # %% ../nbs/09_api.ipynb #219ae457
 __all__ = list(_LAZY)
 

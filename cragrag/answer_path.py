@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from .crag import REFUSAL_ANSWER, CragOutcome, run_crag
 from .critic import CriticOutcome, corpus_lookup, critic_dispatch, make_semantic_judge
-from .llm import CallLog, LLMError, time_left
+from .llm import CallLog, LLMError, checkpoint, time_left
 from .prompts import PROMPTS, calc_context_budget, truncate_context
 from .routing import classify_query
 from .schema import AnswerResponse, RiskLevel, RouteResult, Source, Verification
 from .verify import VerificationResult, verify_answer
 
 # %% auto #0
-__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'Generation', 'AnswerState', 'route', 'crag', 'generate', 'verify',
-           'critique', 'Guard', 'guard', 'Stage', 'run_stages', 'answer_response', 'trace_record']
+__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'Generation', 'AnswerState', 'route', 'crag', 'sufficiency', 'missing_note',
+           'generate', 'verify', 'critique', 'Guard', 'guard', 'Stage', 'run_stages', 'answer_response', 'trace_record']
 
 # %% ../nbs/79_answer_path.ipynb #05b77008
 class Refusal(Exception):
@@ -58,6 +58,10 @@ class AnswerState:
     verify: VerificationResult | None = None
     critique: CriticOutcome | None = None
     guard: Any = None   # a `Guard`, from stage [5]
+    answer_mode: str = "gate"                      # gate | sufficiency (the request's, else the settings')
+    include_ledger: bool = False                   # return the ledger's evidence in the response
+    sufficiency: Any = None                        # a `SufficiencyOutcome`, in the sufficiency mode
+    evidence_sources: list = field(default_factory=list)   # the sufficiency mode's context for generation
 
 # %% ../nbs/79_answer_path.ipynb #e90cefc5
 def route(p, st: AnswerState) -> RouteResult:
@@ -66,19 +70,65 @@ def route(p, st: AnswerState) -> RouteResult:
 
 # %% ../nbs/79_answer_path.ipynb #2a8f7afc
 def crag(p, st: AnswerState) -> CragOutcome:
-    "Stage [2]: the outcome of the gate and rewrite loop; a `Refusal` when it does not pass."
+    "Stage [2]: the outcome of the gate and rewrite loop; a `Refusal` when it does not pass (skipped in the sufficiency mode)."
+    if st.answer_mode == "sufficiency": return None
     st.crag = out = run_crag(st.query, lambda q, r: p.search(q, r, st.top_k, st.filters), p.rewriter, p.settings, log=st.log)
     if out.refusal_reason == "no_sources" and p.store.count() == 0: raise Refusal("empty_index")
     if not out.passed: raise Refusal(out.refusal_reason, out.error)
     return out
 
+# %% ../nbs/79_answer_path.ipynb #ffd45167
+_CITE = {"DIRECT_SUPPORT": 0, "PARTIAL_SUPPORT": 1, "CONTRADICTS": 2}
+
+def _cited(o) -> list[str]:
+    "Chunk ids of the evidence a verdict rests on, best first: supporting, then the other side of a contradiction, then stale text."
+    ids = [e for r in o.verdict.requirement_results for e in r.evidence] + [e for c in o.verdict.contradictions for e in c.sides]
+    return list(dict.fromkeys(o.ledger[e].chunk_id for e in ids))
+
+def sufficiency(p, st: AnswerState):
+    "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL. Skipped in the gate mode."
+    if st.answer_mode != "sufficiency": return None
+    from cragrag.sufficiency import Budget, run_sufficiency
+    seen, known = {}, {}
+    def search(q, r, k, f):
+        got = p.search(q, r, k, {**(f or {}), **(st.filters or {})})   # the caller's filters win: narrow, never widen
+        seen.update({s.chunk_id: s for s in got}); return got
+    def exists(cid):
+        if cid not in known: known[cid] = bool(p.store.retrieve([cid]))
+        return known[cid]
+    s, reqs, dec, judge = p.settings, None, None, None
+    llm_ok = getattr(p.llm, "can_structured", False) and s.sufficiency_max_llm_calls > 0
+    if s.sufficiency_llm_decomposer and llm_ok:
+        from cragrag.requirements import LLMDecomposer
+        dec = LLMDecomposer(p.llm); dec.log = st.log          # its calls count as the request's
+        reqs = dec.decompose(st.query, st.route)
+    if s.sufficiency_llm_judge and llm_ok:
+        from cragrag.ledger import LLMSupportJudge
+        judge = LLMSupportJudge(p.llm); judge.log = st.log
+    st.sufficiency = o = run_sufficiency(st.query, search, route=st.route, requirements=reqs, exists=exists, tenant=p.tenant,
+                                         laws=p.indexed_titles(), judge=judge, top_k=min(st.top_k or s.top_k, 10),
+                                         budget=Budget(max_rounds=s.sufficiency_max_rounds, max_searches=s.sufficiency_max_searches,
+                                                       max_llm_calls=s.sufficiency_max_llm_calls - (1 if dec else 0)))
+    if dec is not None: o.decomposition = {"version": dec.last.version, "source": dec.last.source, "reason": dec.last.reason}
+    st.evidence_sources = [seen[c] for c in _cited(o) if c in seen]
+    if not seen and p.store.count() == 0: raise Refusal("empty_index")
+    if o.verdict.verdict not in ("SUFFICIENT", "PARTIAL"):
+        why = f"insufficient_{o.verdict.verdict.lower()}"
+        raise Refusal(why, f"{why}: {', '.join(o.verdict.reason_codes) or 'no evidence'} (stopped: {o.stop_reason})")
+    return o
+
+def missing_note(o) -> str:
+    "The line a PARTIAL answer ends with: the requirements it could not cover."
+    by_id = {r.id: r.description for r in o.requirements}
+    return "\n\n[근거 부족] 다음 내용은 찾은 근거로 확인하지 못했습니다: " + "; ".join(f"{i} {by_id.get(i, '')}".strip() for i in o.verdict.missing)
+
 # %% ../nbs/79_answer_path.ipynb #92b2f0b4
 def generate(p, st: AnswerState) -> Generation:
     "Stage [3]: the answer from the passed sources, within the context budget."
     budget = calc_context_budget(p.settings.llm_context_window, p.settings.llm_max_tokens, PROMPTS[st.route.query_type].system + st.query)
-    sources = truncate_context(st.crag.final.sources, budget)
+    sources = truncate_context(st.crag.final.sources if st.crag else st.evidence_sources, budget)
     answer = p.llm.generate(st.query, st.route.query_type, sources, log=st.log,
-                            search_query=st.crag.final.query if st.crag.retries else None)
+                            search_query=st.crag.final.query if st.crag and st.crag.retries else None)
     if answer.strip().startswith(REFUSAL_ANSWER): raise Refusal("generator_not_found")
     return Generation(answer, p.llm.name, sources)
 
@@ -131,7 +181,7 @@ class Stage:
     name: str
     fn: Callable
 
-ANSWER_STAGES = (Stage("route", route), Stage("crag", crag), Stage("generate", generate),
+ANSWER_STAGES = (Stage("route", route), Stage("crag", crag), Stage("sufficiency", sufficiency), Stage("generate", generate),
                  Stage("verify", verify), Stage("critique", critique), Stage("guard", guard))
 
 def run_stages(p, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
@@ -140,6 +190,7 @@ def run_stages(p, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
     for s in stages:
         if (left := time_left()) is not None and left <= 0:
             st.refusal = Refusal("deadline", f"the request's deadline passed before the {s.name} stage"); break
+        checkpoint()                                   # a heavy request gives way to light ones here (the server's lane)
         st.ran.append(s.name); t = time.perf_counter()
         try: setattr(st, s.name, s.fn(p, st))
         except (Refusal, LLMError, LookupError) as e: st.refusal = refusal_of(e)
@@ -157,9 +208,13 @@ def answer_response(st: AnswerState, generator: str | None = None, load_ms: int 
         ver = (ver.model_copy(update={"warnings": ver.warnings + g.warnings}) if ver else
                Verification(risk_level=max(c.verification.risk_level, RiskLevel.WARN), groundedness=c.verification.groundedness,
                             warnings=g.warnings, escalation_required=c.escalation_required))
+    o = st.sufficiency
+    text = REFUSAL_ANSWER if refused else (g.answer if g is not None else c.answer)
+    if o is not None and not refused and o.verdict.verdict == "PARTIAL": text += missing_note(o)
     return AnswerResponse(trace_id=st.trace_id, query=st.query, route=st.route, elapsed_ms=st.elapsed_ms, load_ms=load_ms or None,
-                          answer=REFUSAL_ANSWER if refused else (g.answer if g is not None else c.answer),
-                          sources=[] if refused else st.generate.sources,
+                          answer=text, sufficiency=o.summary() if o is not None else None,
+                          evidence=o.ledger.compact() if o is not None and st.include_ledger else None,
+                          sources=(st.evidence_sources if o is not None else []) if refused else st.generate.sources,
                           crag_retries=st.crag.retries if st.crag else 0, is_refusal=refused,
                           refusal_reason=st.refusal.reason if refused else None,
                           generator=generator if "generate" in st.ran else None,
@@ -180,6 +235,7 @@ def trace_record(st: AnswerState, res: AnswerResponse, settings) -> dict:
                                "refusal_reason": st.crag.refusal_reason, "error": st.crag.error}
     if st.refusal and st.refusal.error: rec["error"] = st.refusal.error
     if st.critique: rec.update(verification=st.critique.verification.record(), critic=st.critique.record())
+    if st.sufficiency is not None: rec["sufficiency"] = st.sufficiency.record()
     if st.guard: rec["guard"] = {"warnings": st.guard.warnings, "answer_risk": st.guard.answer_risk, "personal_data": st.guard.personal_data}
     rec.update(crag_retries=res.crag_retries, llm_calls=st.log.records(), timings=st.timings, elapsed_ms=res.elapsed_ms,
                sources=_source_rows(res.sources),

@@ -50,6 +50,17 @@ class Settings(BaseSettings):
     answer_mode: Literal["gate", "sufficiency"] = Field("gate", description=
         "how the answer path decides it has enough: the CRAG score gate, or the evidence-sufficiency loop (requirements, "
         "ledger, verdicts); the gate stays the default until the sufficiency bench shows it is better at acceptable cost")
+    sufficiency_max_rounds: int = Field(2, ge=0, le=10, description=
+        "corrective rounds of the sufficiency loop after its first search round")
+    sufficiency_max_searches: int = Field(10, ge=1, le=50, description=
+        "searches the sufficiency loop may run for one question, the first round included")
+    sufficiency_llm_decomposer: bool = Field(False, description=
+        "sufficiency mode: decompose questions with the configured LLM (validated, versioned, in the trace; the rules when it fails)")
+    sufficiency_llm_judge: bool = Field(False, description=
+        "sufficiency mode: let the configured LLM map evidence spans to requirements (DIRECT/PARTIAL/CONTRADICTS/IRRELEVANT) "
+        "after the rules; it never writes the answer")
+    sufficiency_max_llm_calls: int = Field(4, ge=0, le=20, description=
+        "LLM calls the sufficiency loop may spend on the decomposition and the judge for one question (its cost budget)")
     crag_max_retries: int = Field(2, ge=0, le=10, description=
         "rewrite → re-route → re-search rounds for the 0.1–0.3 vocabulary-gap band; each costs ~2–3 s with an LLM")
     # --- [1] retrieval ------------------------------------------------------------------------

@@ -16,11 +16,11 @@ from .korean import ARTICLE_ID, CIRCLED_CLASS
 from .schema import Chunk
 
 # %% auto #0
-__all__ = ['TEXT_SUFFIXES', 'SUFFIXES', 'DEMO_SELECTION', 'Line', 'Article', 'Document', 'demo_corpus_dir', 'DocumentError',
-           'read_text', 'split_front_matter', 'Amendments', 'amendment_notes', 'DeletedId', 'parse_legalize',
-           'parse_article_lines', 'text_blocks', 'appendix_id', 'parse_appendix', 'pdf_lines', 'load_document',
-           'iter_files', 'load_documents', 'split_article', 'article_header', 'chunk_document', 'load_demo_corpus',
-           'in_force']
+__all__ = ['TEXT_SUFFIXES', 'SUFFIXES', 'DEMO_SELECTION', 'Line', 'Article', 'Document', 'demo_corpus_dir', 'revisions_dir',
+           'DocumentError', 'read_text', 'split_front_matter', 'Amendments', 'amendment_notes', 'DeletedId',
+           'parse_legalize', 'parse_article_lines', 'text_blocks', 'appendix_id', 'parse_appendix', 'pdf_lines',
+           'load_document', 'iter_files', 'load_documents', 'split_article', 'article_header', 'chunk_document',
+           'load_demo_corpus', 'in_force']
 
 # %% ../nbs/03_documents.ipynb #2009b76a
 @dataclass
@@ -86,6 +86,11 @@ def demo_corpus_dir() -> Path:
     "Folder of the bundled demo corpus."
     from importlib.resources import files
     return Path(str(files("cragrag") / "corpus"))
+
+def revisions_dir() -> Path:
+    "Folder of the bundled excerpt of earlier revisions (보험업법 제18조, 제96조, 제185조 as of 2020-12-08 and 2022-12-31); not part of the demo corpus."
+    from importlib.resources import files
+    return Path(str(files("cragrag") / "data" / "revisions"))
 
 # %% ../nbs/03_documents.ipynb #4806f54e
 class DocumentError(ValueError):

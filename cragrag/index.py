@@ -12,11 +12,12 @@ from .schema import Chunk
 from .sparse import SparseEncoder
 from .store import Store, StorePoint
 from .injection import instruction_risk
+from .refgraph import chunk_edges_payload, document_aliases
 
 # %% auto #0
 __all__ = ['DENSE', 'SCHEMA_VERSION', 'INDEXED_FIELDS', 'sparse_name', 'create_collection', 'collection_info', 'IndexMismatch',
-           'warn_if_incomplete', 'check_collection', 'article_chunk_ids', 'stored_ids', 'IndexReport', 'index_status',
-           'index_chunks']
+           'warn_if_incomplete', 'check_collection', 'article_chunk_ids', 'doc_aliases', 'stored_ids', 'IndexReport',
+           'index_status', 'index_chunks']
 
 # %% ../nbs/22_indexing.ipynb #a800a3c6
 DENSE = "dense"
@@ -100,15 +101,24 @@ def article_chunk_ids(chunks: Sequence[Chunk]) -> dict[str, list[str]]:
         for c in group: out[c.chunk_id] = ids
     return out
 
+# %% ../nbs/22_indexing.ipynb #31ee2f67
+def doc_aliases(chunks: Sequence[Chunk], head: int = 30) -> dict[str, dict[str, str]]:
+    "doc_id → what 법 / 영 / 규칙 mean in it (`document_aliases` of its first `head` chunks, where definitions sit): once per document."
+    first = {}
+    for c in sorted(chunks, key=lambda c: c.seq): first.setdefault(c.doc_id, []).append(c)
+    return {d: document_aliases("\n".join(c.text for c in cs[:head]), cs[0].doc_title) for d, cs in first.items()}
+
 # %% ../nbs/22_indexing.ipynb #0cdc3201
 def _write_batch(store: Store, batch: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder,
                  cache: EmbeddingCache, art_ids: dict[str, list[str]], payload: dict | None,
-                 progress: Callable[[int], object] | None = None) -> int:
+                 progress: Callable[[int], object] | None = None,
+                 aliases: dict[str, dict[str, str]] | None = None) -> int:   # doc_id → its 법 / 영 / 규칙 (`doc_aliases`); None: each title's defaults
     "Embed (cache first, misses on every core), sparse-encode and upsert `batch`; returns how many passages were embedded now."
     texts, before = [c.embed_text for c in batch], len(cache)
     dense = cache.embed_passages(embedder, texts, progress=progress)
     store.upsert([StorePoint(c.chunk_id, d, s, {**c.payload(), **(payload or {}), "article_chunks": art_ids[c.chunk_id],
-                                                "instruction_risk": instruction_risk(c.text)})   # screened once, here (cragrag.injection)
+                                                "instruction_risk": instruction_risk(c.text),   # screened once, here (cragrag.injection)
+                                                "ref_edges": chunk_edges_payload(c, (aliases or {}).get(c.doc_id))})   # its references (cragrag.refgraph)
                   for c, d, s in zip(batch, dense, sparse.encode_documents(texts))])
     return len(cache) - before
 
@@ -185,6 +195,8 @@ def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, spar
     todo = [c for c in chunks if c.chunk_id not in stored]
     art_ids, rep.unchanged = article_chunk_ids(chunks), len(chunks) - len(todo)
     if todo or set(stored) - {c.chunk_id for c in chunks}: _start_run(store, doc_ids)
+    changed = {c.doc_id for c in todo}
+    aliases = doc_aliases([c for c in chunks if c.doc_id in changed])   # 법 / 영 / 규칙 once per document that has something to write
     cache = cache if cache is not None else EmbeddingCache(embedder.name)
     bar = None
     if progress and todo:
@@ -193,7 +205,7 @@ def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, spar
     try:
         for i in range(0, len(todo), batch_size):
             batch = todo[i:i + batch_size]
-            rep.embedded += _write_batch(store, batch, embedder, sparse, cache, art_ids, payload, bar and bar.update)
+            rep.embedded += _write_batch(store, batch, embedder, sparse, cache, art_ids, payload, bar and bar.update, aliases)
             rep.written += len(batch)
     finally:
         if bar: bar.close()

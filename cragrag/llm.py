@@ -8,7 +8,7 @@ import contextvars, functools, json, math, os, re, time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 from fastcore.basics import patch
 from pydantic import BaseModel, ValidationError
 from .prompts import PROMPTS, cite, render_context
@@ -17,8 +17,8 @@ from .korean import CIRCLED, extract_refs, split_units
 from .sparse import analyze
 
 # %% auto #0
-__all__ = ['LLMError', 'deadline', 'time_left', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply',
-           'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'make_llm']
+__all__ = ['LLMError', 'deadline', 'time_left', 'call_budget', 'pausable', 'checkpoint', 'LLMCall', 'CallLog', 'BaseLLM',
+           'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'make_llm']
 
 # %% ../nbs/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -49,6 +49,20 @@ def call_budget(timeout: float, retries: int) -> tuple[float, int]:
     if left <= 0.05: raise LLMError("deadline", "the request's deadline passed before this LLM call")
     t = min(timeout, left)
     return t, max(0, min(retries, int(left // t) - 1))
+
+# %% ../nbs/33_llm.ipynb #31e8aa2a
+_PAUSE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("cragrag_pause", default=None)
+
+@contextmanager
+def pausable(fn: Callable[[], None]):   # called at every `checkpoint()` of the block's work; it may wait
+    "Within the block, `checkpoint()` calls `fn`: the work can give way to more urgent work."
+    token = _PAUSE.set(fn)
+    try: yield
+    finally: _PAUSE.reset(token)
+
+def checkpoint():
+    "A point where the current work may give way (see `pausable`); a no-op outside a `pausable` block."
+    if (fn := _PAUSE.get()) is not None: fn()
 
 # %% ../nbs/33_llm.ipynb #b75de321
 @dataclass

@@ -5,7 +5,7 @@
 # %% ../nbs/80_pipeline.ipynb #1438d7e6
 from __future__ import annotations
 import threading, time, unicodedata, uuid, warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Iterable
 from fastcore.basics import patch
@@ -13,7 +13,7 @@ from .config import Settings, load_settings
 from .documents import Document, chunk_document, load_demo_corpus, load_documents
 from .routing import classify_query
 from .schema import AnswerResponse, Chunk, RetrieveResponse
-from .llm import deadline
+from .llm import deadline, pausable
 
 # %% auto #0
 __all__ = ['MAX_FILTER_FIELDS', 'ReadWriteLock', 'validate_query', 'validate_request', 'Components', 'Pipeline',
@@ -269,8 +269,9 @@ def search_context(self: Components):
 def search(self: Components, query: str, route, top_k: int | None = None, filters=None) -> list:
     "Hybrid search + rerank + siblings for one query under a given route (what the CRAG loop calls)."
     from cragrag.search import search_and_rerank
-    lock = self._rw.read() if getattr(self.store, "concurrent_reads", False) else self._rw.write()
-    with lock:
+    shared = getattr(self.store, "concurrent_reads", False)
+    lock = self._rw.read() if shared else self._rw.write()
+    with lock, (nullcontext() if shared else pausable(None)):   # never give way while holding the store for itself
         ctx = self.search_context(); ctx.timings = {}   # per thread (see `SearchContext`)
         sources = search_and_rerank(ctx, query, self.reranker, route.strategy, top_k, filters)
         self.last_timings = dict(ctx.timings)
@@ -312,10 +313,16 @@ class Pipeline(Components):
     def answer(self, query: str,
                top_k: int | None = None, # sources kept after reranking
                filters=None,             # payload filters, as for `retrieve`
-               trace_id: str | None = None) -> AnswerResponse:
+               trace_id: str | None = None,
+               answer_mode: str | None = None,   # "gate" | "sufficiency"; None: `settings.answer_mode`
+               include_ledger: bool = False      # sufficiency mode: return the ledger's evidence in `evidence`
+               ) -> AnswerResponse:
         "Stages [1]-[4]: run `answer_stages`; the `/answer` response and one trace record."
         from cragrag.answer_path import AnswerState, answer_response, run_stages, trace_record
-        st = AnswerState(validate_query(query, self.settings.max_query_chars), trace_id or uuid.uuid4().hex, top_k, filters)
+        mode = answer_mode or self.settings.answer_mode
+        if mode not in ("gate", "sufficiency"): raise ValueError(f"answer_mode must be 'gate' or 'sufficiency', not {mode!r}")
+        st = AnswerState(validate_query(query, self.settings.max_query_chars), trace_id or uuid.uuid4().hex, top_k, filters,
+                         answer_mode=mode, include_ledger=include_ledger)
         validate_request(top_k, filters, self.settings)
         load_ms = self.warm()
         with deadline(self.settings.request_deadline_s): run_stages(self, st, self.answer_stages)

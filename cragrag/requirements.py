@@ -17,9 +17,9 @@ from .schema import QueryType
 # %% auto #0
 __all__ = ['Level', 'DECOMPOSE_PROMPT', 'SourceConstraint', 'Relation', 'Requirement', 'law_level_name', 'is_numeric',
            'named_laws', 'source_constraints', 'revision_points', 'temporal_requirements', 'comparison_sides',
-           'comparison_requirements', 'exception_requirements', 'delegation_requirements', 'decompose_requirements',
-           'RequirementList', 'decompose_messages', 'renumber', 'Decomposition', 'LLMDecomposer',
-           'derived_requirements']
+           'comparison_requirements', 'exception_requirements', 'delegation_requirements', 'multipart_requirements',
+           'decompose_requirements', 'RequirementList', 'decompose_messages', 'renumber', 'Decomposition',
+           'LLMDecomposer', 'derived_requirements']
 
 # %% ../nbs/50_requirements.ipynb #93e14947
 Level = Literal["법률", "시행령", "시행규칙", "고시"]
@@ -66,7 +66,7 @@ def is_numeric(text: str) -> bool:
     return bool(_NUMERIC.search(text or ""))
 
 # %% ../nbs/50_requirements.ipynb #91529bad
-_LAW_NAME = re.compile(r"「\s*([^」\n]{1,60}?)\s*」|(?<![가-힣])([가-힣]{1,30}?(?:법률|법|규정|기준|약관)(?:\s*시행령|\s*시행규칙)?)(?=$|[^가-힣]|(?:상|의|에|은|는|이|가|을|를|과|와|도|에서|으로|로)(?![가-힣]))")
+_LAW_NAME = re.compile(r"「\s*([^」\n]{1,60}?)\s*」|(?<![가-힣])([가-힣]{1,30}?(?:법률|법|규정|기준|약관)(?:\s*시행령|\s*시행규칙)?)(?=$|[^가-힣]|(?:상|의|에|은|는|이|가|을|를|과|와|도|에서|으로|로|보다)(?![가-힣]))")
 _NOT_LAWS = {"방법", "불법", "합법", "위법", "편법", "문법", "사법", "입법", "수법", "기법", "어법", "기준", "규정", "소방법"}
 
 def named_laws(text: str) -> list[tuple[str, tuple[int, int]]]:
@@ -108,6 +108,7 @@ def source_constraints(text: str,                 # question text (or one side o
 
 # %% ../nbs/50_requirements.ipynb #23e5ec60
 _DATE = re.compile(r"(?P<y>(?:19|20)\d\d)\s*(?:년|[.-])(?:\s*(?P<m>\d{1,2})\s*(?:월|[.-]))?(?:\s*(?P<d>\d{1,2})\s*일?)?"
+                   r"(?:\s*(?P<per>초|말|상반기|하반기|봄|여름|가을|겨울))?"
                    r"|(?<![\d.])(?P<mo>\d{1,2})\s*월(?!\s*\d)")
 _OLD_WORD = re.compile(r"개정\s*(?:전|이전)|종전|예전|과거|이전\s*(?:규정|기준|법|고시)|구\s*법")
 _NEW_WORD = re.compile(r"현재|지금|현행|개정\s*후|개정된|최근|요즘")
@@ -118,11 +119,16 @@ _REV_CUE = re.compile(r"\s*(?:자|년도)?\s*(?:에|의|부터)?\s*(?:시행|개
 def _revision(m: re.Match) -> str:
     "The revision string of a date match: 2021, 2021-06, 2021-01-25, or XXXX-06 for a month without a year."
     if m["mo"]: return f"XXXX-{int(m['mo']):02d}"
+    if m["per"] and not m["m"]: return f"{m['y']}-{_PERIOD_END[m['per']]}"
     return "-".join([m["y"]] + [f"{int(m[k]):02d}" for k in ("m", "d") if m[k]])
+
+_PERIOD_END = {"초": "01", "봄": "05", "상반기": "06", "여름": "08", "가을": "10", "하반기": "12", "말": "12", "겨울": "12"}
+_PAST = re.compile(r"(?:었|았|였|했|됐)(?:나요|나|는지|습니까|어요|지요|죠|는가|을까요)|던\s")
 
 def revision_points(question: str) -> tuple[str | None, str | None]:
     "(earlier, later) revisions the question compares: a date or 개정 전 for the first, 현재 / 개정 후 (→ current) for the second."
-    dates = [m for m in _DATE.finditer(question) if _REV_CUE.match(question, m.end())]
+    past = bool(_PAST.search(question))   # '2021년 초에 … 필요했나요?': the text as it stood then
+    dates = [m for m in _DATE.finditer(question) if _REV_CUE.match(question, m.end()) or (past and m["y"] and re.match(r"\s*(?:에는|에|의|,|\s)", question[m.end():]))]
     old = _revision(dates[0]) if dates else ("previous" if _OLD_WORD.search(question) else None)
     if len(dates) >= 2 and not _NEW_WORD.search(question) and _revision(dates[1]) != old: return old, _revision(dates[1])
     new = "current" if (_NEW_WORD.search(question) or (old and _CHANGE.search(question))) else None
@@ -143,11 +149,11 @@ def _req(i: int, description: str, constraints=(), numeric=False, relations=(), 
                        relations=[Relation(type=t, target=x) for t, x in relations], numeric=numeric, origin=origin)
 
 # %% ../nbs/50_requirements.ipynb #467bf3f1
-_CLAUSE = re.compile(r"(?<=[었았였졌했됐])고\s*,?\s+|\s*,\s*그리고\s+|\s*,?\s*(?:또한|아울러)\s+")
+_CLAUSE = re.compile(r"(?<=[었았였졌했됐])고\s*,?\s+|\s*,\s*그리고\s+|\s*,?\s*(?:또한|아울러)\s+|(?<=[?？])\s+")
 _TIME_WORDS = re.compile(r"(?:(?:19|20)\d\d\s*년(?:\s*\d{1,2}\s*월)?(?:\s*\d{1,2}\s*일)?|(?<![\d.])\d{1,2}\s*월(?:\s*\d{1,2}\s*일)?)"
                          r"\s*(?:자)?\s*(?:시행\s*)?(?:당시|개정)?\s*(?:보다|에\s*비해|과|와|이랑|랑|하고|의|에는|에)?"
                          r"|개정\s*(?:전후|전|이전|후)\s*(?:/\s*후)?(?:과|와|의|에)?|개정(?=\s)|종전(?:의)?|예전(?:보다|에\s*비해)?|과거(?:보다|에\s*비해)?"
-                         r"|현재|지금|현행|최근|요즘")
+                         r"|현행\s*법(?:령)?(?:에서|에|은|는|상|과|와)?|현재|지금|현행|최근|요즘")
 _CHANGE_TAIL = re.compile(r"\s*(?:어떻게|얼마나|뭐가|무엇이|많이)?\s*(?:" + _CHANGE.pattern + r").*$")
 
 def _aspects(question: str) -> list[str]:
@@ -166,11 +172,26 @@ def _label(rev: str) -> str:
     if rev.startswith("XXXX-"): return f"{int(rev[5:])}월 당시"
     return f"{rev} 시행 당시"
 
+_DEPENDENT = re.compile(r"예외|단서|조건|요건")
+
+def _without_laws(s: str) -> str:
+    "The phrase without the law names it mentions: '보험업법보다 손해사정 업무' → '손해사정 업무'."
+    for _, (a, b) in sorted(named_laws(s), key=lambda x: -x[1][0]): s = s[:a] + s[b:]
+    return " ".join(re.sub(r"^\s*(?:보다|에서|상|의)\s*", "", s).split())
+
+def _in_context(aspects: list[str]) -> list[str]:
+    "A later aspect that only makes sense against the first ('예외 조건' — of what?) gets the first as its context."
+    if len(aspects) < 2: return aspects
+    head = _without_laws(aspects[0])
+    words = set(head.split())
+    return [aspects[0]] + [f"{head}의 {a}" if _DEPENDENT.search(a) and not words & set(a.split()) else a for a in aspects[1:]]
+
 def temporal_requirements(question: str, old: str, new: str) -> list[Requirement]:
     "Two requirements per aspect, the earlier revision then the later, the later COMPARE → the earlier."
     out, base = [], source_constraints(_TIME_WORDS.sub(" ", question))
-    for a in _aspects(question):
-        num = is_numeric(a)
+    own = _aspects(question)
+    for a, o in zip(_in_context(own), own):
+        num = is_numeric(o)   # the aspect's own words: '예외 조건' asks no number, even beside '환불 기한'
         for later, rev in enumerate((old, new)):
             cons = [c.model_copy(update={"revision": rev}) for c in base] or [SourceConstraint(revision=rev)]
             rel = [("COMPARE", f"R{len(out)}")] if later else []
@@ -178,7 +199,7 @@ def temporal_requirements(question: str, old: str, new: str) -> list[Requirement
     return out
 
 # %% ../nbs/50_requirements.ipynb #798946c5
-_CMP_KW = re.compile(r"\s*(?:의\s*)?(?:차이|비교|다른\s*점|다른가|다른지|다른\s*게|다릅|달라|다르|뭐가\s*달|무엇이\s*다|어떻게\s*다|구별|대비|"
+_CMP_KW = re.compile(r"\s*(?:의\s*)?(?:차이|비교|각각|다른\s*점|다른가|다른지|다른\s*게|다릅|달라|다르|뭐가\s*달|무엇이\s*다|어떻게\s*다|구별|대비|"
                      r"중\s*(?:어느|뭐|무엇))|\s*(?:은|는)?\s*(?:서로\s*)?(?:어떻게|뭐가|무엇이)\s*(?:다|달)", re.I)
 _AND = re.compile(r"(?<=[가-힣A-Za-z0-9)\]」])(?:이랑|랑|하고|와|과)\s+|\s+(?:vs\.?|VS|대)\s+")
 _GWA_NOUNS = ("결과", "효과", "초과", "경과", "통과", "부과", "학과", "사과")
@@ -196,6 +217,7 @@ def comparison_sides(question: str) -> tuple[str, str, str, str] | None:
     if (e := _SIDE_END.search(rest)): b, aspect = rest[:e.start()], rest[e.end():]
     elif len(a.split()) == 1 and len(rest.split()) > 1: b, aspect = rest.split(None, 1)
     else: b, aspect = rest, ""
+    if not aspect.strip() and kw[0].strip() == "각각": aspect = question[kw.end():]   # 'A와 B는 각각 몇 년인가요?': the aspect follows
     a, b, aspect = _tidy(a), _tidy(b), _tidy(re.sub(r"^\s*(?:서로|각각)\s*", "", aspect))
     return (scope, a, b, aspect) if a and b else None
 
@@ -245,6 +267,19 @@ def delegation_requirements(question: str, revision: str | None = None) -> list[
             _req(2, f"{act + ' ' if act else ''}{level}에서 정한 내용: {topic}", [SourceConstraint(law=(act or "") + level if act else None, level=level, revision=revision)],
                  num, [("DERIVED_FROM", "R1")])]
 
+# %% ../nbs/50_requirements.ipynb #db111195
+_PARTS = re.compile(r"(?<=[가-힣A-Za-z0-9)」\]])(?:와|과|이고|하고|고|이며|며)\s*,\s+")
+
+def multipart_requirements(question: str, revision: str | None = None) -> list[Requirement] | None:
+    "One requirement per part of 'A와, B' / 'A하고, B' questions; None when the question has one part."
+    parts = [p for p in (_tidy(x) for x in _PARTS.split(question)) if len(p) >= 4]
+    if len(parts) < 2: return None
+    cons = [source_constraints(p, revision=revision) for p in parts]
+    law = next((c.law for cs in cons for c in cs if c.law), None)
+    cons = [cs or (source_constraints(p, law, revision) if law else []) or ([SourceConstraint(revision=revision)] if revision else [])
+            for p, cs in zip(parts, cons)]
+    return [_req(i, p, cs, is_numeric(p)) for i, (p, cs) in enumerate(zip(parts, cons), 1)]
+
 # %% ../nbs/50_requirements.ipynb #47397644
 def decompose_requirements(question: str,   # the user's question
                            route=None        # its `RouteResult` (`classify_query` when None)
@@ -258,6 +293,7 @@ def decompose_requirements(question: str,   # the user's question
     point = old if old not in (None, "previous") or _OLD_WORD.search(q) else None   # a single point in time: the text as it stood then
     if route.query_type == QueryType.COMPARISON or _CMP_KW.search(q):
         if (sides := comparison_sides(q)): return comparison_requirements(q, sides, point)
+    if (out := multipart_requirements(q, point)): return out
     if (out := exception_requirements(q, point)): return out
     if (out := delegation_requirements(q, point)): return out
     cons = source_constraints(q, revision=point)

@@ -84,6 +84,8 @@ class Source(BaseModel):
     def _drop_empty(self, handler):
         d = handler(self)
         if self.image_paths is None: d.pop("image_paths", None)
+        if "ref_edges" in (d.get("metadata") or {}):   # the reference graph is for the library's own use (up to KBs a chunk)
+            d["metadata"] = {k: v for k, v in d["metadata"].items() if k != "ref_edges"}
         return d
 
 # %% ../nbs/01_schema.ipynb #a01996f1
@@ -159,11 +161,15 @@ class AnswerResponse(BaseModel):
     refusal_reason: str | None = None
     generator: str | None = None
     load_ms: int | None = None     # model loading this request paid for; omitted when none
+    sufficiency: dict | None = None     # answer_mode="sufficiency" only: verdict, coverage, missing requirements, rounds
+    evidence: list[dict] | None = None  # on request (include_ledger): the ledger's verified, relevant items with their grades
 
     @model_serializer(mode="wrap")
     def _conditional_keys(self, handler):
         d = handler(self)
         if not self.load_ms: d.pop("load_ms", None)
+        for k in ("sufficiency", "evidence"):
+            if getattr(self, k) is None: d.pop(k, None)
         if not self.citations: d.pop("citations", None)
         if self.verification is None or not self.verification.warnings: d.pop("verification", None)
         if not self.crag_retries: d.pop("crag_retries", None)

@@ -11,6 +11,7 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 from .index import collection_info, check_collection
 from .schema import Chunk, SearchStrategy, Source
+from .llm import checkpoint
 from .sparse import SparseVec
 
 # %% auto #0
@@ -181,7 +182,10 @@ def search_and_rerank(ctx: SearchContext, query: str, reranker: Reranker | None,
     "The pipeline design's `search_and_rerank`: fused (+ feedback) candidates → rerank → top_k → ±window siblings → deduped sources."
     top_k = top_k or ctx.settings.top_k
     window = ctx.settings.sibling_window if sibling_window is None else sibling_window
-    hits = rerank(ctx, query, search_candidates(ctx, query, strategy, top_k, filters), reranker)[:top_k]
+    cands = search_candidates(ctx, query, strategy, top_k, filters)
+    checkpoint()                                      # a heavy request may give way to light ones between the steps
+    hits = rerank(ctx, query, cands, reranker)[:top_k]
+    checkpoint()
     sibs, seen, out = fetch_siblings(ctx, hits, window), {h.id for h in hits}, []
     for h in hits:
         out.append(to_source(h))
