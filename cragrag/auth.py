@@ -4,14 +4,15 @@
 
 # %% ../nbs/84_auth.ipynb #1a95b6e8
 from __future__ import annotations
-import hashlib, json, os, secrets, tempfile, time
+import hashlib, json, os, re, secrets, tempfile, time
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
 from .tenancy import check_tenant
 
 # %% auto #0
-__all__ = ['Role', 'Principal', 'hash_key', 'KeyRing', 'load_keys', 'save_keys']
+__all__ = ['Role', 'Principal', 'hash_key', 'KeyRing', 'load_keys', 'save_keys', 'inline_entry', 'parse_inline_keys',
+           'configured_keys']
 
 # %% ../nbs/84_auth.ipynb #7d159f46
 class Role(str, Enum):
@@ -92,3 +93,27 @@ def save_keys(ring: KeyRing, path: str | Path) -> Path:
     with os.fdopen(fd, "w", encoding="utf-8") as f: json.dump({"keys": ring.entries}, f, ensure_ascii=False, indent=1)
     os.chmod(tmp, 0o600); os.replace(tmp, p)
     return p
+
+# %% ../nbs/84_auth.ipynb #8072d163
+_INLINE = re.compile(r"^sha256:(?P<h>[0-9a-f]{64})=(?P<tenant>[^:=,\s]+)(?::(?P<role>[a-z]+))?$")
+
+def inline_entry(key: str, tenant: str, role: Role | str = Role.READER) -> str:
+    "The `CRAGRAG_API_KEYS` entry of a key: its hash, its tenant and its role."
+    return f"sha256:{hash_key(key)}={check_tenant(tenant)}:{Role(role).value}"
+
+def parse_inline_keys(text: str) -> KeyRing:
+    "The `KeyRing` of comma-separated `sha256:<hex>=<tenant>[:<role>]` entries (role: reader by default)."
+    entries = []
+    for i, part in enumerate(p.strip() for p in (text or "").split(",")):
+        if not part: continue
+        m = _INLINE.match(part)
+        if not m: raise ValueError(f"CRAGRAG_API_KEYS entry {i + 1} is not sha256:<64 hex>=<tenant>[:<role>] (got {part[:20]!r}…)")
+        entries.append({"id": "env_" + m["h"][:8], "sha256": m["h"], "tenant": m["tenant"], "role": m["role"] or Role.READER.value})
+    return KeyRing(entries)
+
+def configured_keys(settings) -> KeyRing | None:
+    "The keys of `settings`: the keys file and the inline `api_keys` together; None when neither is set."
+    file, inline = getattr(settings, "api_keys_file", None), getattr(settings, "api_keys", None)
+    if not file and not inline: return None
+    entries = (load_keys(file).entries if file else []) + (parse_inline_keys(inline).entries if inline else [])
+    return KeyRing(entries)

@@ -359,7 +359,8 @@ def cmd_serve(args) -> int:
          arg("key_id", nargs="?", help="the key's id, for revoke"),
          arg("--tenant", help="the tenant a new key reads (add)"),
          arg("--role", default="reader", choices=["reader", "indexer", "admin"], help="what a new key may do (default: reader)"),
-         arg("--file", help="keys file (default: settings.api_keys_file, else .cragrag/keys.json)"))
+         arg("--file", help="keys file (default: settings.api_keys_file, else .cragrag/keys.json)"),
+         arg("--env", action="store_true", help="add: print the key's CRAGRAG_API_KEYS entry instead of writing the keys file"))
 def cmd_keys(args) -> int:
     "Add, list or revoke API keys in the keys file."
     from cragrag.auth import KeyRing, load_keys, save_keys
@@ -374,6 +375,12 @@ def cmd_keys(args) -> int:
         if not ring.revoke(args.key_id): raise ValueError(f"no key {args.key_id!r} in {f}")
         save_keys(ring, f); print(f"revoked {args.key_id}; {len(ring)} keys left in {f}"); return 0
     if not args.tenant: raise ValueError("cragrag keys add needs --tenant NAME")
+    if args.env:
+        from cragrag.auth import inline_entry
+        key, e = KeyRing().add(args.tenant, args.role)
+        print(f"{key}\n(key for tenant {e['tenant']!r}, role {e['role']}: shown only now; add this entry to CRAGRAG_API_KEYS, "
+              f"comma-separated:)\n{inline_entry(key, e['tenant'], e['role'])}")
+        return 0
     key, e = ring.add(args.tenant, args.role); save_keys(ring, f)
     print(f"{key}\n(key {e['id']} for tenant {e['tenant']!r}, role {e['role']}: shown only now; stored hashed in {f})")
     return 0

@@ -130,6 +130,9 @@ class Settings(BaseSettings):
     follow_symlinks: bool = Field(False, description="index files reached through symlinks that leave the indexed folder")
     api_keys_file: Path | None = Field(None, description=
         "JSON file of hashed API keys (`cragrag keys add`); with keys, every request needs one and is scoped to its tenant")
+    api_keys: str | None = Field(None, description=
+        "hashed API keys inline (CRAGRAG_API_KEYS), for containers without a keys file: comma-separated "
+        "sha256:<64 hex>=<tenant>[:<role>] entries (`cragrag keys add --env`); used together with api_keys_file")
     request_deadline_s: float = Field(60.0, gt=0, le=3600, description=
         "whole-request budget of retrieve/answer, CRAG loop and LLM retries included; past it the answer is a refusal")
     max_request_top_k: int = Field(50, ge=1, le=200, description="largest top_k a request may ask for")

@@ -149,15 +149,15 @@ def _presented_key(request) -> str | None:
     return request.headers.get("x-api-key")
 
 def create_app(pipeline: Pipeline | None = None, # default: `Pipeline()` from the settings
-               keys=None):                       # a `KeyRing`; default: `settings.api_keys_file`, else no keys
+               keys=None):                       # a `KeyRing`; default: `settings.api_keys_file` and `settings.api_keys`, else no keys
     "The FastAPI application serving `pipeline` (with keys: every request authenticated and scoped to its tenant)."
     try: from fastapi import Depends, FastAPI, HTTPException, Request
     except ImportError: raise ImportError('the HTTP API needs FastAPI: pip install "cragrag[server]"') from None
     from fastapi.responses import JSONResponse
-    from cragrag.auth import Role, load_keys
+    from cragrag.auth import Role, configured_keys
     p = pipeline or Pipeline()
     s = p.settings
-    ring = keys if keys is not None else (load_keys(s.api_keys_file) if s.api_keys_file else None)
+    ring = keys if keys is not None else configured_keys(s)
     open_docs = ring is None                      # with keys, the schema is for admins only (below)
     app = FastAPI(title="cragrag", description="Corrective RAG and Self-RAG over Korean regulatory documents.",
                   docs_url="/docs" if open_docs else None, redoc_url=None, openapi_url="/openapi.json" if open_docs else None)
@@ -235,16 +235,16 @@ def _loopback(host: str) -> bool:
 
 def serve(host: str = "127.0.0.1", port: int = 8000, pipeline: Pipeline | None = None,
           warm: bool = True,  # load the models before opening the port
-          keys=None):         # a `KeyRing`; default: `settings.api_keys_file`
+          keys=None):         # a `KeyRing`; default: `settings.api_keys_file` and `settings.api_keys`
     "Run the API with uvicorn (blocking). Without API keys it binds to loopback only."
     try: import uvicorn
     except ImportError: raise ImportError('cragrag serve needs uvicorn: pip install "cragrag[server]"') from None
-    from cragrag.auth import load_keys
+    from cragrag.auth import configured_keys
     p = pipeline or Pipeline()
-    ring = keys if keys is not None else (load_keys(p.settings.api_keys_file) if p.settings.api_keys_file else None)
+    ring = keys if keys is not None else configured_keys(p.settings)
     if ring is None and not _loopback(host):
         raise ValueError(f"no API keys are configured, so the server binds to loopback only, not {host}: make keys with "
-                         "`cragrag keys add --tenant NAME` and set CRAGRAG_API_KEYS_FILE, or serve on 127.0.0.1")
+                         "`cragrag keys add --tenant NAME` and set CRAGRAG_API_KEYS_FILE (or CRAGRAG_API_KEYS), or serve on 127.0.0.1")
     print("cragrag: no API keys configured: serving on loopback only; anyone on this machine can call it" if ring is None
           else f"cragrag: {len(ring)} API keys; every request needs one and sees only its tenant's documents", flush=True)
     if warm: print(f"cragrag: models loaded in {p.warm() / 1000:.1f} s", flush=True)

@@ -78,6 +78,23 @@ def test_api_keys_scope_every_request(tenants):
     assert all("보험사기" not in s["metadata"]["doc_title"] for s in rc["sources"])
     assert api.post("/retrieve", json={**body, "filters": {"tenant": "team-a"}}, headers={"X-API-Key": kc}).status_code == 403
 
+def test_keys_from_the_environment_scope_requests_too(tenants, monkeypatch):
+    import subprocess, sys
+    shared, _ = tenants
+    from pathlib import Path as _P
+    out = subprocess.run([str(_P(sys.executable).parent / "cragrag"), "keys", "add", "--tenant", "team-a", "--env"],
+                         capture_output=True, text=True, timeout=120).stdout.splitlines()
+    key, entry = out[0], out[-1]
+    assert entry.startswith("sha256:") and entry.endswith("=team-a:reader") and key not in entry   # only the hash leaves
+    monkeypatch.setenv("CRAGRAG_API_KEYS", entry)
+    from cragrag.config import load_settings
+    p = Pipeline(load_settings(), store=shared.store, trace_enabled=False)
+    api = TestClient(create_app(p))
+    body = {"query": "보험사기를 저지르면 어떤 처벌을 받나요?", "top_k": 5}
+    assert api.post("/retrieve", json=body).status_code == 401
+    r = api.post("/retrieve", json=body, headers={"Authorization": f"Bearer {key}"}).json()
+    assert r["sources"] and {s["metadata"]["tenant"] for s in r["sources"]} == {"team-a"}
+
 def test_without_keys_the_server_stays_on_loopback():
     with pytest.raises(ValueError, match="loopback only"):
         serve("0.0.0.0", pipeline=Pipeline(qdrant_path=":memory:", trace_enabled=False))
