@@ -78,10 +78,8 @@ def crag(p, st: AnswerState) -> CragOutcome:
     return out
 
 # %% ../nbs/79_answer_path.ipynb #ffd45167
-_CITE = {"DIRECT_SUPPORT": 0, "PARTIAL_SUPPORT": 1, "CONTRADICTS": 2}
-
 def _cited(o) -> list[str]:
-    "Chunk ids of the evidence a verdict rests on, best first: supporting, then the other side of a contradiction, then stale text."
+    "Chunk ids of the evidence a verdict rests on, in requirement order, then the sides of its contradictions."
     ids = [e for r in o.verdict.requirement_results for e in r.evidence] + [e for c in o.verdict.contradictions for e in c.sides]
     return list(dict.fromkeys(o.ledger[e].chunk_id for e in ids))
 
