@@ -47,6 +47,9 @@ class Settings(BaseSettings):
         "top-1 rerank score that passes the gate; positives measured p10 0.83, so 0.3 leaves a wide margin")
     crag_abort_threshold: float = Field(0.1, ge=0, le=1, description=
         "below this the topic is absent: refuse at once with zero LLM calls (off-corpus queries scored < 0.005)")
+    crag_max_retries: int = Field(2, ge=0, le=10, description=
+        "rewrite → re-route → re-search rounds for the 0.1–0.3 vocabulary-gap band; each costs ~2–3 s with an LLM")
+    # --- [2'] evidence sufficiency (the opt-in answer mode) ----------------------------------
     answer_mode: Literal["gate", "sufficiency"] = Field("gate", description=
         "how the answer path decides it has enough: the CRAG score gate, or the evidence-sufficiency loop (requirements, "
         "ledger, verdicts); the gate stays the default until the sufficiency bench shows it is better at acceptable cost")
@@ -61,8 +64,6 @@ class Settings(BaseSettings):
         "after the rules; it never writes the answer")
     sufficiency_max_llm_calls: int = Field(4, ge=0, le=20, description=
         "LLM calls the sufficiency loop may spend on the decomposition and the judge for one question (its cost budget)")
-    crag_max_retries: int = Field(2, ge=0, le=10, description=
-        "rewrite → re-route → re-search rounds for the 0.1–0.3 vocabulary-gap band; each costs ~2–3 s with an LLM")
     # --- [1] retrieval ------------------------------------------------------------------------
     top_k: int = Field(10, ge=1, le=200, description="sources returned per query")
     sibling_window: int = Field(2, ge=0, le=20, description=
