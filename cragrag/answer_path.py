@@ -16,8 +16,9 @@ from .schema import AnswerResponse, RiskLevel, RouteResult, Source, Verification
 from .verify import VerificationResult, verify_answer
 
 # %% auto #0
-__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'Generation', 'AnswerState', 'route', 'crag', 'sufficiency', 'missing_note',
-           'generate', 'verify', 'critique', 'Guard', 'guard', 'Stage', 'run_stages', 'answer_response', 'trace_record']
+__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Generation', 'AnswerState', 'options', 'route', 'searcher',
+           'crag', 'three_way', 'sufficiency', 'missing_note', 'generate', 'verify', 'critique', 'self_rag', 'Guard',
+           'harmful_filter', 'guard', 'Stage', 'run_stages', 'contract_of', 'answer_response', 'trace_record']
 
 # %% ../nbs/79_answer_path.ipynb #05b77008
 class Refusal(Exception):
@@ -31,6 +32,26 @@ def refusal_of(e: Exception) -> Refusal:
     if isinstance(e, LLMError): return Refusal(f"llm_{e.kind}", str(e))
     if isinstance(e, LookupError): return Refusal("empty_index", str(e))
     raise TypeError(f"not a refusal: {e!r}") from e
+
+# %% ../nbs/79_answer_path.ipynb #45f7a663
+@dataclass(frozen=True)
+class AnswerOptions:
+    "The per-request switches of the answer path; each defaults to the setting of the same name."
+    grounded_answer: bool = False     # the validated answer contract (`cragrag.grounded`)
+    multi_query: bool = False         # 7–9 query variants, RRF, per-document diversity (`cragrag.multiquery`)
+    flare: bool = False               # re-retrieve for low-confidence sentences (`cragrag.flare`)
+    guardrails: bool = True           # the `checks` record: PII, harmful content, citation, format, risk (`cragrag.guardrails`)
+    crag_mode: str = "gate"           # gate | three_way (`cragrag.external`)
+    self_rag_strict: bool = False     # only answers that pass both checks
+
+    @classmethod
+    def resolve(cls, settings, **request) -> AnswerOptions:
+        "The settings' switches, overridden by the request's non-None ones; a `ValueError` for an unknown switch or mode."
+        unknown = set(request) - set(cls.__dataclass_fields__)
+        if unknown: raise ValueError(f"unknown answer options {sorted(unknown)}; expected {sorted(cls.__dataclass_fields__)}")
+        vals = {f: getattr(settings, f) for f in cls.__dataclass_fields__} | {k: v for k, v in request.items() if v is not None}
+        if vals["crag_mode"] not in ("gate", "three_way"): raise ValueError(f"crag_mode must be 'gate' or 'three_way', not {vals['crag_mode']!r}")
+        return cls(**vals)
 
 # %% ../nbs/79_answer_path.ipynb #e2e23d0a
 @dataclass
@@ -62,6 +83,18 @@ class AnswerState:
     include_ledger: bool = False                   # return the ledger's evidence in the response
     sufficiency: Any = None                        # a `SufficiencyOutcome`, in the sufficiency mode
     evidence_sources: list = field(default_factory=list)   # the sufficiency mode's context for generation
+    opts: AnswerOptions | None = None              # the request's switches (None: the settings')
+    context: list | None = None                    # the evidence generation starts from (the gate's, or the three-way branch's)
+    corrective: Any = None                         # the three-way branch's `CorrectiveResult` (crag_mode="three_way")
+    grounded: Any = None                           # the `GroundedAnswer` contract (grounded_answer)
+    flare: Any = None                              # what FLARE did (flare)
+    self_rag: dict | None = None                   # generations spent by the strict Self-RAG check (self_rag_strict)
+
+# %% ../nbs/79_answer_path.ipynb #c4f343e8
+def options(p, st: AnswerState) -> AnswerOptions:
+    "The switches of the request `st` (resolved from `p.settings` once when the caller gave none)."
+    if st.opts is None: st.opts = AnswerOptions.resolve(p.settings)
+    return st.opts
 
 # %% ../nbs/79_answer_path.ipynb #e90cefc5
 def route(p, st: AnswerState) -> RouteResult:
@@ -69,13 +102,51 @@ def route(p, st: AnswerState) -> RouteResult:
     return classify_query(st.query)
 
 # %% ../nbs/79_answer_path.ipynb #2a8f7afc
+def searcher(p, st: AnswerState) -> Callable:
+    "The `(query, route) → sources` the CRAG loop calls: `Pipeline.search`, or multi-query retrieval when switched on."
+    if not options(p, st).multi_query: return lambda q, r: p.search(q, r, st.top_k, st.filters)
+    from types import SimpleNamespace
+    from cragrag.multiquery import LLMVariants, pipeline_multi_search
+    s = p.settings
+    def search(q, r):
+        gen = (SimpleNamespace(variants=lambda q, n: LLMVariants(p.llm).variants(q, n, route=r, log=st.log))   # its calls are the request's
+               if s.multi_query_llm and p.llm.can_complete else None)
+        return pipeline_multi_search(p, q, r, st.top_k, st.filters, n=s.multi_query_n, per_doc=s.multi_query_per_doc, variants=gen)
+    return search
+
 def crag(p, st: AnswerState) -> CragOutcome:
     "Stage [2]: the outcome of the gate and rewrite loop; a `Refusal` when it does not pass (skipped in the sufficiency mode)."
     if st.answer_mode == "sufficiency": return None
-    st.crag = out = run_crag(st.query, lambda q, r: p.search(q, r, st.top_k, st.filters), p.rewriter, p.settings, log=st.log)
+    st.crag = out = run_crag(st.query, searcher(p, st), p.rewriter, p.settings, log=st.log)
     if out.refusal_reason == "no_sources" and p.store.count() == 0: raise Refusal("empty_index")
+    if options(p, st).crag_mode == "three_way":
+        st.corrective = r = three_way(p, st, out)
+        if r.strategy == "refuse":
+            raise Refusal(out.refusal_reason or "no_sources", "; ".join(x for x in (out.error, f"external evidence: {r.blocked or 'none found'}") if x))
+        st.context = r.sources
+        return out
     if not out.passed: raise Refusal(out.refusal_reason, out.error)
+    st.context = out.final.sources
     return out
+
+# %% ../nbs/79_answer_path.ipynb #f848630b
+def _external(p):
+    "The pipeline's configured external source, built once (None when nothing is configured)."
+    if "_external_source" not in p.__dict__:
+        from cragrag.external import external_source
+        p.__dict__["_external_source"] = external_source(p.settings)
+    return p.__dict__["_external_source"]
+
+def three_way(p, st: AnswerState, out: CragOutcome):
+    "The three-way branch on the CRAG loop's outcome: the verdict, then `corrective_route` behind the policy gate."
+    from cragrag.crag import evaluate_retrieval
+    from cragrag.external import ExternalPolicy, RetrievalVerdict, corrective_route, grade_retrieval, verdict_from_gate
+    s, internal = p.settings, out.final.sources
+    if out.passed: verdict = RetrievalVerdict.CORRECT
+    elif s.three_way_grader == "llm" and p.llm.can_structured and internal: verdict = grade_retrieval(p.llm, st.query, internal[:5], st.log)
+    else: verdict = verdict_from_gate(evaluate_retrieval(internal, s))
+    policy = ExternalPolicy(allow_external=s.allow_external, allow_private=s.allow_private_external, mask_pii=s.mask_pii)
+    return corrective_route(st.query, verdict, internal, _external(p), policy)
 
 # %% ../nbs/79_answer_path.ipynb #ffd45167
 def _cited(o) -> list[str]:
@@ -122,11 +193,23 @@ def missing_note(o) -> str:
 
 # %% ../nbs/79_answer_path.ipynb #92b2f0b4
 def generate(p, st: AnswerState) -> Generation:
-    "Stage [3]: the answer from the passed sources, within the context budget."
-    budget = calc_context_budget(p.settings.llm_context_window, p.settings.llm_max_tokens, PROMPTS[st.route.query_type].system + st.query)
-    sources = truncate_context(st.crag.final.sources if st.crag else st.evidence_sources, budget)
-    answer = p.llm.generate(st.query, st.route.query_type, sources, log=st.log,
-                            search_query=st.crag.final.query if st.crag and st.crag.retries else None)
+    "Stage [3]: the answer from the passed sources, within the context budget (as the grounded contract, or with FLARE, when switched on)."
+    o, s = options(p, st), p.settings
+    budget = calc_context_budget(s.llm_context_window, s.llm_max_tokens, PROMPTS[st.route.query_type].system + st.query)
+    ctx = st.context if st.context is not None else (st.crag.final.sources if st.crag else st.evidence_sources)
+    sources, sq = truncate_context(ctx, budget), (st.crag.final.query if st.crag and st.crag.retries else None)
+    if o.grounded_answer:
+        from cragrag.grounded import render_grounded, write_grounded
+        st.grounded = g = write_grounded(p.llm, st.query, st.route.query_type, sources, log=st.log, search_query=sq, repairs=s.grounded_repairs)
+        if g.failed: raise Refusal(f"grounded_{g.failure_code}", g.failure_detail)
+        return Generation(render_grounded(g), p.llm.name, sources)
+    if o.flare and p.llm.can_complete:
+        from cragrag.flare import FlareBudget, flare_generate
+        search = lambda q: [x for x in p.search(q, classify_query(q), 5, st.filters) if x.rerank_score is not None]
+        st.flare = f = flare_generate(st.query, st.route.query_type, sources, p.llm, search, threshold=s.flare_threshold, log=st.log,
+                                      budget=FlareBudget(max_retrievals=s.flare_max_retrievals, max_llm_calls=s.flare_max_llm_calls))
+        answer, sources = f.answer, f.sources
+    else: answer = p.llm.generate(st.query, st.route.query_type, sources, log=st.log, search_query=sq)
     if answer.strip().startswith(REFUSAL_ANSWER): raise Refusal("generator_not_found")
     return Generation(answer, p.llm.name, sources)
 
@@ -147,6 +230,23 @@ def critique(p, st: AnswerState) -> CriticOutcome:
     regen = (lambda hint: p.llm.generate(st.query, st.route.query_type, g.sources, log=st.log, hint=hint)) if p.llm.can_complete else None
     return critic_dispatch(g.answer, v, g.sources, regen, _checker(p, st), lookup, enabled=p.settings.critic_dispatch_enabled)
 
+# %% ../nbs/79_answer_path.ipynb #d7958d30
+def self_rag(p, st: AnswerState) -> dict | None:
+    "Stage [4'']: with `self_rag_strict`, regenerate a failing answer up to N generations in all, then refuse it (`not_grounded`)."
+    if not options(p, st).self_rag_strict: return None
+    from dataclasses import replace
+    from cragrag.critic import build_hint
+    c, n, limit = st.critique, 1 + int(bool(st.critique.regenerated)), p.settings.self_rag_max_iterations
+    can = p.llm.can_complete and st.grounded is None
+    while c.verification.risk_level > RiskLevel.WARN and can and n < limit:
+        new = p.llm.generate(st.query, st.route.query_type, st.generate.sources, log=st.log, hint=build_hint(c.verification, c.analysis))
+        n += 1
+        c = replace(c, answer=new, verification=_checker(p, st)(new), regenerated=True)
+    st.critique = c
+    if c.verification.risk_level > RiskLevel.WARN:
+        raise Refusal("not_grounded", f"the answer failed verification ({c.verification.risk_level.value}) after {n} generation(s)")
+    return {"generations": n}
+
 # %% ../nbs/79_answer_path.ipynb #73e6bd01
 @dataclass
 class Guard:
@@ -155,6 +255,15 @@ class Guard:
     warnings: list[str] = field(default_factory=list)
     answer_risk: str | None = None          # instruction-like text in the answer itself
     personal_data: list[str] = field(default_factory=list)   # kinds found in the answer (masked when mask_pii)
+    checks: Any = None                      # the output guardrails' `Checks` (guardrails on)
+
+def harmful_filter(p):
+    "The pipeline's harmful-content filter: `p.harmful_filter` when set (a classifier hook goes there), else the configured term list."
+    if p.__dict__.get("harmful_filter") is None:
+        from cragrag.guardrails import HarmfulContentFilter, default_harmful_filter
+        path = p.settings.harmful_terms_path
+        p.__dict__["harmful_filter"] = HarmfulContentFilter.from_file(path) if path else default_harmful_filter()
+    return p.__dict__["harmful_filter"]
 
 def guard(p, st: AnswerState) -> Guard:
     "Stage [5]: the injection policy, instruction-like text in the answer, personal data in the answer."
@@ -166,9 +275,16 @@ def guard(p, st: AnswerState) -> Guard:
         raise Refusal("untrusted_instruction", "the answer relies on, or repeats, instruction-like text from the evidence")
     out, kinds = Guard(c.answer, answer_risk=risk), sorted({m.kind for m in find_pii(c.answer)})
     if risk: out.warnings.append(f"the answer itself contains instruction-like text ({risk} risk): check it against the sources")
+    if options(p, st).guardrails:
+        from cragrag.guardrails import apply_guardrails
+        r = apply_guardrails(c.answer, format_valid=st.grounded.format_valid if st.grounded else True, risk_level=c.verification.risk_level,
+                             mask_pii=p.settings.mask_pii, harmful=harmful_filter(p), require_citation=p.settings.require_citation)
+        out.answer, out.checks = r.answer, r.checks
+        if r.checks.harmful_terms: out.warnings.append(f"the answer contains harmful wording ({', '.join(r.checks.harmful_terms)})")
+        if not r.checks.has_source_citation: out.warnings.append("the answer cites no source")
     if kinds:
         out.personal_data = kinds
-        if p.settings.mask_pii: out.answer = mask_pii(c.answer)
+        if p.settings.mask_pii and out.checks is None: out.answer = mask_pii(c.answer)
         out.warnings.append(f"the answer contains personal data ({', '.join(kinds)})" + (", masked" if p.settings.mask_pii else ""))
     return out
 
@@ -180,7 +296,7 @@ class Stage:
     fn: Callable
 
 ANSWER_STAGES = (Stage("route", route), Stage("crag", crag), Stage("sufficiency", sufficiency), Stage("generate", generate),
-                 Stage("verify", verify), Stage("critique", critique), Stage("guard", guard))
+                 Stage("verify", verify), Stage("critique", critique), Stage("self_rag", self_rag), Stage("guard", guard))
 
 def run_stages(p, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
     "Run `stages` in order on `st` until one refuses; per-stage and total query time in `st`."
@@ -198,8 +314,35 @@ def run_stages(p, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
     return st
 
 # %% ../nbs/79_answer_path.ipynb #43040de7
+_NO_CONTRACT = ("llm_", "deadline", "untrusted_instruction")   # failures of the service, not of the evidence
+
+def contract_of(st: AnswerState):
+    "The grounded contract of a finished request (grounded_answer): the one written, or the failure its refusal stands for."
+    if st.grounded is not None or not (st.opts and st.opts.grounded_answer) or st.refusal is None: return st.grounded
+    from cragrag.grounded import GroundedAnswer
+    why = st.refusal.reason
+    if why.startswith(_NO_CONTRACT): return None
+    reason = ("불일치" if why == "insufficient_contradictory" else
+              "미확인" if why in ("not_grounded", "generator_not_found") or why in ("insufficient_stale", "insufficient_ambiguous", "insufficient_unauthorized")
+              else "문서 없음")
+    return GroundedAnswer(direct_answer="", failure_reason=reason, failure_detail=why)
+
+def _checks_of(st: AnswerState, text: str):
+    "The guardrails' `checks` of the answer text (a refusal's included), when they are on."
+    if st.guard is not None and st.guard.checks is not None: return st.guard.checks.model_dump(mode="json")
+    if not (st.opts and st.opts.guardrails): return None
+    from cragrag.guardrails import apply_guardrails
+    return apply_guardrails(text, format_valid=not (st.grounded and not st.grounded.format_valid), require_citation=False).checks.model_dump(mode="json")
+
+def _flare_summary(f) -> dict | None:
+    "What FLARE did, for the response: its mode, what it cost, and per re-retrieved sentence what happened."
+    if f is None: return None
+    return {"mode": f.mode, "extra_llm_calls": f.extra_llm_calls, "extra_retrievals": f.extra_retrievals,
+            "sentences": [{"action": r.action, "reason": r.reason, "min_prob": r.min_prob, "query": r.query, "added": r.added} for r in f.records]}
+
 def answer_response(st: AnswerState, generator: str | None = None, load_ms: int = 0) -> AnswerResponse:
     "The `/answer` response of a finished state (`generator`: the LLM's name, reported once generation started)."
+    from cragrag.grounded import render_grounded
     refused, c, g = st.refusal is not None, st.critique, st.guard
     ver = None if refused else c.verification.projection(c.escalation_required)
     if not refused and g is not None and g.warnings:
@@ -207,8 +350,10 @@ def answer_response(st: AnswerState, generator: str | None = None, load_ms: int 
                Verification(risk_level=max(c.verification.risk_level, RiskLevel.WARN), groundedness=c.verification.groundedness,
                             warnings=g.warnings, escalation_required=c.escalation_required))
     o = st.sufficiency
-    text = REFUSAL_ANSWER if refused else (g.answer if g is not None else c.answer)
+    contract = contract_of(st)
+    text = (render_grounded(contract) if contract is not None else REFUSAL_ANSWER) if refused else (g.answer if g is not None else c.answer)
     if o is not None and not refused and o.verdict.verdict == "PARTIAL": text += missing_note(o)
+    cr = st.corrective
     return AnswerResponse(trace_id=st.trace_id, query=st.query, route=st.route, elapsed_ms=st.elapsed_ms, load_ms=load_ms or None,
                           answer=text, sufficiency=o.summary() if o is not None else None,
                           evidence=o.ledger.compact() if o is not None and st.include_ledger else None,
@@ -217,7 +362,12 @@ def answer_response(st: AnswerState, generator: str | None = None, load_ms: int 
                           refusal_reason=st.refusal.reason if refused else None,
                           generator=generator if "generate" in st.ran else None,
                           verification=ver,
-                          citations=[] if refused else c.verification.citations)
+                          citations=[] if refused else c.verification.citations,
+                          grounded=contract.model_dump(mode="json") if contract is not None else None,
+                          checks=_checks_of(st, text),
+                          corrective={"verdict": cr.verdict.value, "strategy": cr.strategy, "blocked": cr.blocked,
+                                      "external_sources": sum(1 for s in cr.sources if s.metadata.get("origin") == "external")} if cr else None,
+                          flare=_flare_summary(st.flare))
 
 # %% ../nbs/79_answer_path.ipynb #02b766ea
 def _source_rows(sources) -> list[dict]:
@@ -235,6 +385,10 @@ def trace_record(st: AnswerState, res: AnswerResponse, settings) -> dict:
     if st.critique: rec.update(verification=st.critique.verification.record(), critic=st.critique.record())
     if st.sufficiency is not None: rec["sufficiency"] = st.sufficiency.record()
     if st.guard: rec["guard"] = {"warnings": st.guard.warnings, "answer_risk": st.guard.answer_risk, "personal_data": st.guard.personal_data}
+    for k in ("grounded", "checks", "corrective", "flare"):
+        if getattr(res, k) is not None: rec[k] = getattr(res, k)
+    if st.self_rag: rec["self_rag"] = st.self_rag
+    if st.opts: rec["options"] = {k: v for k, v in vars(st.opts).items()}
     rec.update(crag_retries=res.crag_retries, llm_calls=st.log.records(), timings=st.timings, elapsed_ms=res.elapsed_ms,
                sources=_source_rows(res.sources),
                answer={"is_refusal": res.is_refusal, "refusal_reason": res.refusal_reason, "generator": res.generator, "chars": len(res.answer)})

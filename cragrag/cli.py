@@ -186,6 +186,12 @@ def print_answer(res, trace: dict | None = None):
         g = f", groundedness {res.verification.groundedness:.2f}" if res.verification.groundedness is not None else ""
         L += [f"verification: {res.verification.risk_level.value}{g}", *(f"  ! {w}" for w in res.verification.warnings)]
     elif not res.is_refusal: L.append(f"verification: pass ({len(res.citations)} cited claims supported by the sources)")
+    if res.corrective: L.append(f"three-way: {res.corrective['verdict']} → {res.corrective['strategy']}"
+                                + (f" (external: {res.corrective['blocked']})" if res.corrective["blocked"] else ""))
+    c = res.checks or {}
+    flags = [f"masked {', '.join(c['masked'])}" if c.get("masked") else "", "harmful wording" if c.get("no_harmful_content") is False else "",
+             "no citation" if c.get("has_source_citation") is False and not res.is_refusal else ""]
+    if any(flags): L.append("guardrails: " + "; ".join(f for f in flags if f))
     if trace is not None: L.append(f"LLM calls: {len(trace.get('llm_calls') or [])}")
     searches = [a["ms"] for a in ((trace or {}).get("crag") or {}).get("attempts") or []]
     L.append((f"retrieve: {sum(searches)} ms   " if searches else "") + f"answer: {res.elapsed_ms} ms")
@@ -210,11 +216,19 @@ def cmd_search(args) -> int:
          arg("query", help='the question, e.g. "보험계약은 언제 성립하나요?" (quote it)'),
          arg("--top-k", type=int, help="sources kept after reranking (default: settings.top_k)"),
          arg("--filter", action="append", metavar="FIELD=VALUE", help="payload filter, e.g. doc_id=상법_법률"),
+         arg("--grounded", action="store_true", default=None, help="answer as the validated grounded contract (failure_reason instead of a guess)"),
+         arg("--multi-query", action="store_true", default=None, help="search 7–9 variants of the question, fused"),
+         arg("--flare", action="store_true", default=None, help="re-retrieve for low-confidence sentences (needs an LLM)"),
+         arg("--three-way", action="store_true", help="the three-way CRAG branch (external evidence behind the policy gate)"),
+         arg("--strict", action="store_true", default=None, help="only answers that pass both the gate and the verifier"),
+         arg("--no-guardrails", action="store_true", help="skip the output guardrails and their checks record"),
          arg("--json", action="store_true", help="print the /answer JSON response"), *STORE_ARGS)
 def cmd_ask(args) -> int:
-    "Answer a question (the pipeline design's /answer response)."
+    "Answer a question (the pipeline design's /answer response); the switches override the settings for this question."
+    sw = dict(grounded_answer=args.grounded, multi_query=args.multi_query, flare=args.flare, self_rag_strict=args.strict,
+              crag_mode="three_way" if args.three_way else None, guardrails=False if args.no_guardrails else None)
     with _pipeline(args) as p:
-        res = p.answer(args.query, top_k=args.top_k, filters=_pairs(args.filter, "--filter"))
+        res = p.answer(args.query, top_k=args.top_k, filters=_pairs(args.filter, "--filter"), **sw)
         if args.json: print(json.dumps(res.model_dump(mode="json"), ensure_ascii=False, indent=2))
         else: print_answer(res, p.last_trace)
     return 0

@@ -64,6 +64,46 @@ class Settings(BaseSettings):
         "after the rules; it never writes the answer")
     sufficiency_max_llm_calls: int = Field(4, ge=0, le=20, description=
         "LLM calls the sufficiency loop may spend on the decomposition and the judge for one question (its cost budget)")
+    # --- [3'] grounded answering and post-processing (each off by default: answer() unchanged) ---
+    grounded_answer: bool = Field(False, description=
+        "write the answer as the grounded-answer contract (direct answer, claims with chunk ids, evidence documents with "
+        "location and summary, failure_reason 문서 없음/미확인/불일치), validated; a numeric answer not in the evidence → 미확인")
+    grounded_repairs: int = Field(1, ge=0, le=3, description=
+        "retries of a contract reply that fails validation, each with the validation error; then an explicit failure")
+    multi_query: bool = Field(False, description=
+        "search 7–9 variants of the question (spacing, particles, glossary synonyms, article forms, 법/시행령), fused by "
+        "RRF and selected with per-document diversity, instead of the question alone")
+    multi_query_n: int = Field(9, ge=2, le=12, description="query variants searched per question, the question included")
+    multi_query_llm: bool = Field(False, description="multi-query: let the configured LLM write the variants (the rules when it fails)")
+    multi_query_per_doc: int | None = Field(None, ge=1, le=50, description=
+        "multi-query: most chunks of one document in the final top_k before other documents get a turn; None: no quota "
+        "(5-fold cross-validation chose none: a quota of 2–3 cost up to 0.1 fire R@5)")
+    flare: bool = Field(False, description=
+        "FLARE: re-retrieve for the answer's low-confidence sentences (token log-probabilities, else [LOW_CONFIDENCE: …] "
+        "markers) and regenerate them; needs llm=openai")
+    flare_threshold: float = Field(0.5, gt=0, lt=1, description="FLARE: a sentence whose least likely token is below this probability is re-retrieved")
+    flare_max_retrievals: int = Field(3, ge=0, le=20, description="FLARE: extra retrievals per answer")
+    flare_max_llm_calls: int = Field(4, ge=0, le=20, description="FLARE: extra LLM calls per answer")
+    guardrails: bool = Field(True, description=
+        "output guardrails: a `checks` record on every answer (format, personal data masked, harmful content, source citation, risk)")
+    harmful_terms_path: Path | None = Field(None, description="word list of the harmful-content check (default: the bundled one)")
+    require_citation: bool = Field(True, description="guardrails: an answer that cites no source gets the no-citation notice")
+    crag_mode: Literal["gate", "three_way"] = Field("gate", description=
+        "gate: pass or refuse; three_way: CORRECT → internal evidence, AMBIGUOUS → internal + external, INCORRECT → "
+        "external only or refuse (external sources behind the policy gate, nothing called unless configured)")
+    three_way_grader: Literal["gate", "llm"] = Field("gate", description=
+        "three_way: the verdict from the two thresholds (no LLM call) or from an LLM grader (needs llm=openai)")
+    external_search_url: str | None = Field(None, description=
+        "three_way: an HTTP search API (POST {query, k} → {results: [{title, url, content, published}]}); none: no web search")
+    external_search_api_key: SecretStr | None = Field(None, description="bearer token of the external search API")
+    external_paths: list[Path] = Field(default_factory=list, description=
+        "three_way: local folders or files searched as the external source (an intranet share), when no URL is set")
+    allow_external: bool = Field(False, description="three_way: let queries go to the external source at all")
+    allow_private_external: bool = Field(False, description="three_way: let queries with personal data go out (masked); off keeps them in")
+    self_rag_strict: bool = Field(False, description=
+        "only answers that pass both checks (the gate and the verifier): re-generate up to self_rag_max_iterations, then "
+        "refuse instead of returning an ungrounded answer")
+    self_rag_max_iterations: int = Field(2, ge=1, le=5, description="self_rag_strict: generations per question (the design says 2–3)")
     # --- [1] retrieval ------------------------------------------------------------------------
     top_k: int = Field(10, ge=1, le=200, description="sources returned per query")
     sibling_window: int = Field(2, ge=0, le=20, description=

@@ -17,7 +17,8 @@ from .schema import Source
 
 # %% auto #0
 __all__ = ['THREE_WAY_GRADER', 'RetrievalVerdict', 'RetrievalGrade', 'grade_retrieval', 'verdict_from_gate', 'ExternalSource',
-           'LocalDocumentSource', 'private_data', 'ExternalPolicy', 'CorrectiveResult', 'corrective_route']
+           'LocalDocumentSource', 'ExternalSearchError', 'HTTPSearchSource', 'external_source', 'private_data',
+           'ExternalPolicy', 'CorrectiveResult', 'corrective_route']
 
 # %% ../nbs/36_external.ipynb #9345d5b0
 class RetrievalVerdict(str, Enum):
@@ -58,15 +59,58 @@ class LocalDocumentSource:
     "An `ExternalSource` over local files: its own in-memory cragrag index (tests, intranet folders)."
     def __init__(self, paths,                    # files/folders to index (on first search)
                  name: str = "local-documents",  # how its evidence is labelled
-                 settings=None):                 # `Settings` for the private pipeline (default: the environment's)
+                 settings=None,                  # `Settings` for the private pipeline (default: the environment's)
+                 min_score: float | None = None):  # drop chunks the reranker scores below this (default: its abort threshold)
         from cragrag.pipeline import Pipeline
         self.name, self.paths = name, paths
         self.pipeline = Pipeline(settings, qdrant_path=":memory:", collection="external", trace_enabled=False)
+        self.min_score = self.pipeline.settings.crag_abort_threshold if min_score is None else min_score
         self._indexed = False
     def search(self, query: str, k: int = 3) -> list[Source]:
-        "The best `k` chunks for `query` (indexed on first use)."
+        "The best `k` chunks for `query` that its reranker does not rule out as off-topic (indexed on first use)."
         if not self._indexed: self.pipeline.index(self.paths, progress=False); self._indexed = True
-        return [s for s in self.pipeline.retrieve(query, top_k=k).sources if s.rerank_score is not None][:k]
+        return [s for s in self.pipeline.retrieve(query, top_k=k).sources if s.rerank_score is not None and s.rerank_score >= self.min_score][:k]
+
+# %% ../nbs/36_external.ipynb #49a611c0
+class ExternalSearchError(RuntimeError):
+    "The external search API failed (unreachable, HTTP error, unreadable reply)."
+
+class HTTPSearchSource:
+    "An `ExternalSource` over an HTTP search API: POST {query, k} → {results: [{title, url, content, published}]}."
+    def __init__(self, url: str,                 # the API endpoint
+                 name: str = "web",              # how its evidence is labelled
+                 api_key: str | None = None,     # sent as a bearer token
+                 timeout: float = 10.0,          # seconds for the whole call
+                 max_chars: int = 4000):         # longest text kept per result
+        self.url, self.name, self.api_key, self.timeout, self.max_chars = url, name, api_key, timeout, max_chars
+
+    def search(self, query: str, k: int = 3) -> list[Source]:
+        "The API's top `k` results as labelled sources; `ExternalSearchError` when the API fails."
+        import hashlib, json, urllib.error, urllib.request
+        req = urllib.request.Request(self.url, data=json.dumps({"query": query, "k": k}, ensure_ascii=False).encode(),
+                                     headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r: body = json.loads(r.read(2_000_000))
+            results = body["results"]
+        except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError) as e:
+            raise ExternalSearchError(f"the external search API at {self.url} failed: {e}") from None
+        out = []
+        for x in results[:k] if isinstance(results, list) else []:
+            if not isinstance(x, dict) or not str(x.get("content") or "").strip(): continue
+            text = str(x["content"])[: self.max_chars]
+            cid = "ext-" + hashlib.sha1(f"{x.get('url')}|{text}".encode()).hexdigest()[:16]
+            out.append(Source(chunk_id=cid, content=text, chunk_type="text",
+                              metadata={"doc_title": str(x.get("title") or x.get("url") or self.name)[:200], "url": x.get("url"),
+                                        "published": x.get("published")}))
+        return out
+
+def external_source(settings) -> ExternalSource | None:
+    "The external source `settings` configure: the HTTP API by URL, else local folders, else none."
+    if settings.external_search_url:
+        key = settings.external_search_api_key.get_secret_value() if settings.external_search_api_key else None
+        return HTTPSearchSource(settings.external_search_url, api_key=key)
+    if settings.external_paths: return LocalDocumentSource(settings.external_paths, name="external-documents")
+    return None
 
 # %% ../nbs/36_external.ipynb #d47b7efb
 _PRIVATE = {"resident_id": r"\d{6}\s*-\s*[1-8]\d{6}", "phone": r"01[016789]\s*-?\s*\d{3,4}\s*-?\s*\d{4}",
@@ -103,10 +147,13 @@ class CorrectiveResult:
     verdict: RetrievalVerdict
     strategy: str                 # use_retrieval | combine | external_only | internal_only | refuse
     sources: list[Source]
-    blocked: str | None = None    # why external evidence was not used, when it would have been
+    blocked: str | None = None    # why external evidence was not used, when it would have been (policy, or external_error)
 
 def _label(s: Source, name: str) -> Source:
-    return s.model_copy(update={"metadata": {**s.metadata, "origin": "external", "external_source": name}})
+    "An external chunk labelled: where it came from, that it is not the index's vetted text, and when it was found."
+    from datetime import datetime, timezone
+    return s.model_copy(update={"metadata": {**s.metadata, "origin": "external", "external_source": name, "trust": "external",
+                                             "retrieved_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}})
 
 def corrective_route(query: str, verdict: RetrievalVerdict, internal: Sequence[Source],
                      external: ExternalSource | None = None, policy: ExternalPolicy = ExternalPolicy(), k: int = 3) -> CorrectiveResult:
@@ -114,7 +161,9 @@ def corrective_route(query: str, verdict: RetrievalVerdict, internal: Sequence[S
     if verdict == RetrievalVerdict.CORRECT: return CorrectiveResult(verdict, "use_retrieval", list(internal))
     why = policy.blocked(query, external)
     if why is None:
-        ext = [_label(s, external.name) for s in external.search(policy.outgoing(query), k)]
+        try: ext = [_label(s, external.name) for s in external.search(policy.outgoing(query), k)]
+        except Exception as e: ext, why = [], f"external_error: {e}"[:300]   # a failing source is no evidence, not a failed answer
+    if why is None:
         if verdict == RetrievalVerdict.AMBIGUOUS: return CorrectiveResult(verdict, "combine", list(internal) + ext)
         return CorrectiveResult(verdict, "external_only" if ext else "refuse", ext)
     if verdict == RetrievalVerdict.AMBIGUOUS: return CorrectiveResult(verdict, "internal_only", list(internal), why)

@@ -56,18 +56,21 @@ class JudgeState:
     grounded: bool | None = None
     retries: int = 0
     tried: list[str] = field(default_factory=list)
+    fallback: str | None = None   # why the fallback node ended the walk: not_relevant_at_cap | not_grounded_at_cap
 
 # %% ../nbs/35_judge.ipynb #e38e0907
-def decide_after_docs(state: JudgeState, max_retries: int) -> str:
-    "Edge after grade_docs: generate when relevant; rewrite while retries are left; best-effort generate at the cap."
+def decide_after_docs(state: JudgeState, max_retries: int,
+                      only_grounded: bool = False) -> str:  # at the cap: the fallback node instead of a best-effort answer
+    "Edge after grade_docs: generate when relevant; rewrite while retries are left; at the cap best-effort generate (or fallback)."
     if state.docs_relevant: return "generate"
-    return "rewrite" if state.retries < max_retries else "generate"
+    return "rewrite" if state.retries < max_retries else ("fallback" if only_grounded else "generate")
 
 # %% ../nbs/35_judge.ipynb #e0ee21b9
-def decide_after_answer(state: JudgeState, max_retries: int) -> str:
-    "Edge after grade_answer: end when grounded; rewrite while retries are left; end at the cap."
+def decide_after_answer(state: JudgeState, max_retries: int,
+                        only_grounded: bool = False) -> str:  # at the cap: the fallback node instead of the ungrounded answer
+    "Edge after grade_answer: end when grounded; rewrite while retries are left; at the cap end (or fallback)."
     if state.grounded: return "end"
-    return "rewrite" if state.retries < max_retries else "end"
+    return "rewrite" if state.retries < max_retries else ("fallback" if only_grounded else "end")
 
 # %% ../nbs/35_judge.ipynb #c7ce559e
 class JudgeCRAG:
@@ -77,8 +80,10 @@ class JudgeCRAG:
                  max_retries: int = 2,    # the course's MAX_RETRIES
                  strict: bool = False,    # the stricter answer grader of 미니 실습 2
                  k: int = 3,              # documents kept per search
-                 max_steps: int = 25):    # recursion limit: a bug can never loop forever
+                 max_steps: int = 25,     # recursion limit: a bug can never loop forever
+                 only_grounded: bool = False):  # "only answers that pass both checks": refuse at the cap (the fallback node)
         self.search, self.llm, self.max_retries, self.strict, self.k, self.max_steps = search, llm, max_retries, strict, k, max_steps
+        self.only_grounded = only_grounded
 
     def retrieve(self, st: JudgeState, log) -> dict:
         "Node: the `k` best reranked sources for the current search query."
@@ -121,9 +126,16 @@ def grade_answer(self:JudgeCRAG, st: JudgeState, log) -> dict:
 @patch
 def next_node(self:JudgeCRAG, node: str, st: JudgeState) -> str:
     "The graph's edges: the node after `node` for state `st` ('end' after the last)."
-    if node == "grade_docs": return decide_after_docs(st, self.max_retries)
-    if node == "grade_answer": return decide_after_answer(st, self.max_retries)
-    return {"retrieve": "grade_docs", "rewrite": "retrieve", "generate": "grade_answer"}[node]
+    if node == "grade_docs": return decide_after_docs(st, self.max_retries, self.only_grounded)
+    if node == "grade_answer": return decide_after_answer(st, self.max_retries, self.only_grounded)
+    return {"retrieve": "grade_docs", "rewrite": "retrieve", "generate": "grade_answer", "fallback": "end"}[node]
+
+# %% ../nbs/35_judge.ipynb #9191a4d9
+@patch
+def fallback(self:JudgeCRAG, st: JudgeState, log) -> dict:
+    "Node (only_grounded): the cap was reached without an answer that passed both checks; end with the refusal."
+    why = "not_grounded_at_cap" if st.answer is not None else "not_relevant_at_cap"
+    return {"answer": REFUSAL_ANSWER, "fallback": why}
 
 # %% ../nbs/35_judge.ipynb #0f74540f
 _STEP_NOTE = {"grade_docs": lambda st: f": relevant={st.docs_relevant}", "grade_answer": lambda st: f": grounded={st.grounded}",
@@ -165,6 +177,7 @@ def run(self:JudgeCRAG, question: str) -> JudgeResult:
     steps, reason = self.walk(st, log)
     answer = st.answer if reason is None and st.answer else REFUSAL_ANSWER
     refused = reason is not None or "찾지 못했습니다" in answer
+    if refused and reason is None and st.fallback: reason = st.fallback
     if refused and reason is None: reason = "not_found" if st.docs_relevant is False else "judge_not_found"
     return JudgeResult(question, answer, refused, st.retries, st.tried, steps, log,
                        round((time.perf_counter() - t0) * 1000), [] if refused else st.documents, reason)

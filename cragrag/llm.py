@@ -92,6 +92,10 @@ class BaseLLM:
     def complete(self, messages: list[dict], *, purpose: str = "complete", log: CallLog | None = None, max_tokens: int | None = None) -> str:
         "Text for chat `messages`."
         raise LLMError("unsupported", f"{self.name} cannot {purpose}: configure an OpenAI-compatible LLM (CRAGRAG_LLM=openai)")
+    def complete_logprobs(self, messages: list[dict], *, purpose: str = "complete", log: CallLog | None = None,
+                          max_tokens: int | None = None) -> tuple[str, list[tuple[str, float]] | None]:
+        "Text for chat `messages` and its (token, logprob) pairs (None when the server sends none)."
+        raise LLMError("unsupported", f"{self.name} cannot {purpose}: configure an OpenAI-compatible LLM (CRAGRAG_LLM=openai)")
     def structured(self, messages: list[dict], schema: type[BaseModel], *, purpose: str = "grade", log: CallLog | None = None) -> BaseModel:
         "A validated `schema` instance for chat `messages`."
         raise LLMError("unsupported", f"{self.name} cannot {purpose}: configure an OpenAI-compatible LLM (CRAGRAG_LLM=openai)")
@@ -143,6 +147,7 @@ class OpenAICompatibleLLM(BaseLLM):
         self.max_tokens, self.temperature = max_tokens or s.llm_max_tokens, temperature
         self.max_answer_chars, self.mask_pii = s.max_answer_chars, s.mask_pii   # reply length read; PII masked on the way out
         self.json_schema_supported: bool | None = None   # learned on the first structured call
+        self.logprobs_supported: bool | None = None      # learned on the first complete_logprobs call (also sets has_logprobs)
         self._client = None
 
     @property
@@ -194,8 +199,8 @@ def _masked(messages: list[dict]) -> list[dict]:
 
 # %% ../nbs/33_llm.ipynb #755a5f25
 @patch
-def _create(self: OpenAICompatibleLLM, messages, purpose, log, max_tokens=None, **kw) -> str:
-    "One chat completion, recorded in `log` (ok, or the error kind) however it ends."
+def _create(self: OpenAICompatibleLLM, messages, purpose, log, max_tokens=None, raw=False, **kw) -> str | tuple:
+    "One chat completion, recorded in `log` (ok, or the error kind) however it ends; `raw`: (text, the SDK response)."
     import openai
     call, t0 = LLMCall(purpose, self.model), time.perf_counter()
     try:
@@ -206,7 +211,7 @@ def _create(self: OpenAICompatibleLLM, messages, purpose, log, max_tokens=None, 
                                                     max_tokens=max_tokens or self.max_tokens, **kw)
         except (openai.APIError, ValueError) as e: raise _llm_error(e, self.base_url or "OpenAI", timeout) from None
         text = _reply_text(resp, call, self.max_answer_chars); call.ok = True
-        return text
+        return (text, resp) if raw else text
     except LLMError as e: call.error = e.kind; raise
     finally:
         call.ms = round((time.perf_counter() - t0) * 1000)
@@ -217,6 +222,31 @@ def _create(self: OpenAICompatibleLLM, messages, purpose, log, max_tokens=None, 
 def complete(self: OpenAICompatibleLLM, messages, *, purpose="complete", log=None, max_tokens=None) -> str:
     "Text for chat `messages` (one request, recorded in `log`)."
     return self._create(messages, purpose, log, max_tokens)
+
+# %% ../nbs/33_llm.ipynb #a508df56
+def _token_pairs(entries, raw: str, text: str) -> list[tuple[str, float]]:
+    "(token, logprob) of the `logprobs.content` entries, decoded from their bytes, cut to `text` (= `raw` stripped)."
+    import codecs
+    dec, pairs = codecs.getincrementaldecoder("utf-8")("replace"), []
+    for e in entries:
+        b = getattr(e, "bytes", None)
+        pairs.append((dec.decode(bytes(b)) if b is not None else e.token, float(e.logprob)))
+    if "".join(t for t, _ in pairs) != raw: return pairs          # not the message: left to the caller to align
+    start, end, out, pos = len(raw) - len(raw.lstrip()), len(raw) - len(raw.lstrip()) + len(text), [], 0
+    for t, lp in pairs:
+        a, b = max(pos, start), min(pos + len(t), end)
+        if b > a: out.append((raw[a:b], lp))
+        pos += len(t)
+    return out
+
+@patch
+def complete_logprobs(self: OpenAICompatibleLLM, messages, *, purpose="complete", log=None, max_tokens=None):
+    "Text for chat `messages` and its (token, logprob) pairs; None for the pairs when the server sends none."
+    text, resp = self._create(messages, purpose, log, max_tokens, raw=True, logprobs=True)
+    lp = getattr(resp.choices[0], "logprobs", None)
+    entries = getattr(lp, "content", None) if lp is not None else None
+    self.logprobs_supported = self.has_logprobs = bool(entries)
+    return text, (_token_pairs(entries, resp.choices[0].message.content, text) if entries else None)
 
 # %% ../nbs/33_llm.ipynb #2d54c74c
 def _schema_messages(messages: list[dict], schema: type[BaseModel]) -> list[dict]:

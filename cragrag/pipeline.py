@@ -315,14 +315,15 @@ class Pipeline(Components):
                filters=None,             # payload filters, as for `retrieve`
                trace_id: str | None = None,
                answer_mode: str | None = None,   # "gate" | "sufficiency"; None: `settings.answer_mode`
-               include_ledger: bool = False      # sufficiency mode: return the ledger's evidence in `evidence`
+               include_ledger: bool = False,     # sufficiency mode: return the ledger's evidence in `evidence`
+               **switches                        # per-request `AnswerOptions` (grounded_answer, multi_query, flare, guardrails, crag_mode, self_rag_strict); None: the setting
                ) -> AnswerResponse:
         "Stages [1]-[4]: run `answer_stages`; the `/answer` response and one trace record."
-        from cragrag.answer_path import AnswerState, answer_response, run_stages, trace_record
+        from cragrag.answer_path import AnswerOptions, AnswerState, answer_response, run_stages, trace_record
         mode = answer_mode or self.settings.answer_mode
         if mode not in ("gate", "sufficiency"): raise ValueError(f"answer_mode must be 'gate' or 'sufficiency', not {mode!r}")
         st = AnswerState(validate_query(query, self.settings.max_query_chars), trace_id or uuid.uuid4().hex, top_k, filters,
-                         answer_mode=mode, include_ledger=include_ledger)
+                         answer_mode=mode, include_ledger=include_ledger, opts=AnswerOptions.resolve(self.settings, **switches))
         validate_request(top_k, filters, self.settings)
         load_ms = self.warm()
         with deadline(self.settings.request_deadline_s): run_stages(self, st, self.answer_stages)

@@ -163,12 +163,16 @@ class AnswerResponse(BaseModel):
     load_ms: int | None = None     # model loading this request paid for; omitted when none
     sufficiency: dict | None = None     # answer_mode="sufficiency" only: verdict, coverage, missing requirements, rounds
     evidence: list[dict] | None = None  # on request (include_ledger): the ledger's verified, relevant items with their grades
+    grounded: dict | None = None        # grounded_answer: the contract (direct_answer, claims, evidence, failure_reason, format_valid)
+    checks: dict | None = None          # guardrails: format_valid, no_pii, no_harmful_content, has_source_citation, risk_level, masked
+    corrective: dict | None = None      # crag_mode="three_way": verdict, strategy, why external evidence was blocked
+    flare: dict | None = None           # flare: mode, extra calls and retrievals, the sentences it re-retrieved
 
     @model_serializer(mode="wrap")
     def _conditional_keys(self, handler):
         d = handler(self)
         if not self.load_ms: d.pop("load_ms", None)
-        for k in ("sufficiency", "evidence"):
+        for k in ("sufficiency", "evidence", "grounded", "checks", "corrective", "flare"):
             if getattr(self, k) is None: d.pop(k, None)
         if not self.citations: d.pop("citations", None)
         if self.verification is None or not self.verification.warnings: d.pop("verification", None)

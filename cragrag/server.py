@@ -28,6 +28,12 @@ class AnswerRequest(RetrieveRequest):
     "Body of `POST /answer`: the fields of `/retrieve`, and how to decide the evidence is enough."
     answer_mode: Literal["gate", "sufficiency"] | None = Field(None, description="the CRAG score gate or the evidence-sufficiency loop (default: the server's setting)")
     include_ledger: bool = Field(False, description="sufficiency mode: return the evidence ledger's verified items and grades in `evidence`")
+    grounded_answer: bool | None = Field(None, description="write the answer as the validated grounded contract (returned in `grounded`); default: the server's setting")
+    multi_query: bool | None = Field(None, description="search 7–9 variants of the question, fused, with per-document diversity; default: the server's setting")
+    flare: bool | None = Field(None, description="re-retrieve for low-confidence sentences while generating (needs an LLM); default: the server's setting")
+    guardrails: bool | None = Field(None, description="the output guardrails and their `checks` record; default: the server's setting")
+    crag_mode: Literal["gate", "three_way"] | None = Field(None, description="gate, or the three-way branch with external evidence behind the policy gate; default: the server's setting")
+    self_rag_strict: bool | None = Field(None, description="only answers that pass both the gate and the verifier; default: the server's setting")
 
 # %% ../nbs/85_server.ipynb #5a48ceb9
 def _unprocessable(msg: str, *loc: str) -> dict:
@@ -39,7 +45,7 @@ def run_request(p: Pipeline, stage: str, req: RetrieveRequest):
     from cragrag.index import IndexMismatch
     try: query = validate_query(req.query, p.settings.max_query_chars)
     except ValueError as e: raise HTTPException(422, detail=[_unprocessable(str(e), "query")])
-    extra = {"answer_mode": req.answer_mode, "include_ledger": req.include_ledger} if isinstance(req, AnswerRequest) else {}
+    extra = req.model_dump(exclude=set(RetrieveRequest.model_fields)) if isinstance(req, AnswerRequest) else {}
     try: return getattr(p, stage)(query, top_k=req.top_k, filters=req.filters, **extra)
     except PermissionError as e: raise HTTPException(403, detail=str(e))
     except LookupError as e: raise HTTPException(503, detail=str(e))
@@ -107,15 +113,19 @@ class LightFirst:
             while self.light_in_flight and (left := end - time.monotonic()) > 0: self._cv.wait(left)
         self.paused_s += time.monotonic() - t0
 
-def is_heavy(top_k: int | None, settings, answer_mode: str | None = None) -> bool:
-    "A request asking for more sources than the default, or an answer in the sufficiency mode (several searches)."
-    return (top_k or settings.top_k) > settings.top_k or (answer_mode or settings.answer_mode) == "sufficiency"
+def is_heavy(top_k: int | None, settings, answer_mode: str | None = None,
+             multi_query: bool | None = None, flare: bool | None = None) -> bool:   # None: the setting
+    "A request asking for more sources than the default, or an answer that searches several times (sufficiency, multi-query, FLARE)."
+    pick = lambda req, s: s if req is None else req
+    return ((top_k or settings.top_k) > settings.top_k or (answer_mode or settings.answer_mode) == "sufficiency"
+            or pick(multi_query, settings.multi_query) or pick(flare, settings.flare))
 
 @contextmanager
 def _lane(slots: threading.Semaphore, req: RetrieveRequest, settings, order: LightFirst | None = None):
     "Yields whether the request is heavy; a heavy one waits for a slot (503 with Retry-After after `request_deadline_s`) and gives way to light ones."
     from fastapi import HTTPException
-    if not is_heavy(req.top_k, settings, getattr(req, "answer_mode", None) if isinstance(req, AnswerRequest) else "gate"):
+    ans = isinstance(req, AnswerRequest)
+    if not is_heavy(req.top_k, settings, req.answer_mode if ans else "gate", req.multi_query if ans else False, req.flare if ans else False):
         with (order.light() if order else nullcontext()): yield False
         return
     if order: order.heavy()

@@ -110,7 +110,7 @@ def test_answer_over_http_with_a_model(demo_store, tmp_path):
             r = httpx.post(f"{base}/answer", json={"query": "보험증권은 언제 교부해야 하나요?"}, timeout=60).json()
             assert not r["is_refusal"] and r["generator"] == "openai:scripted" and r["sources"]
             # `cragrag serve` loaded the models before it opened the port: no request pays for them (no load_ms)
-            assert set(r) == {"trace_id", "query", "answer", "elapsed_ms", "sources", "citations", "route", "is_refusal", "generator"}
+            assert set(r) == {"trace_id", "query", "answer", "elapsed_ms", "sources", "citations", "route", "is_refusal", "generator", "checks"}
             n = len(srv.requests)
             r = httpx.post(f"{base}/answer", json={"query": "반려동물진단비 담보"}, timeout=60).json()
             assert r["is_refusal"] and r["refusal_reason"] == "no_topic" and len(srv.requests) == n and "load_ms" not in r

@@ -30,9 +30,10 @@ def assert_same_output(shown: str, got: str):
 
 def test_examples_are_found():
     ex = examples((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert len(ex) == 3 and all(shown for _, shown in ex)
+    assert len(ex) == 4 and all(shown for _, shown in ex)
     assert "p.index()" in ex[1][0] and "p.answer(" in ex[1][0]
     assert 'answer_mode="sufficiency"' in ex[2][0]
+    assert "grounded_answer=True" in ex[3][0]
     assert_same_output("0.75 상법 제638조의2 ①-②", "0.749 상법 제638조의2 ①-②")
 
 def test_readme_examples_print_what_the_readme_shows(tmp_path, monkeypatch):

@@ -53,6 +53,10 @@ def test_no_result_ever_carries_another_tenants_chunk(tenants, tenant, query, to
     assert _tenants_of(hits) <= {tenant}
     a = v.answer(query, top_k=top_k, filters=filters)
     assert _tenants_of(a.sources) <= {tenant}
+    m = v.answer(query, top_k=top_k, filters=filters, multi_query=True, grounded_answer=True)   # batched variant searches
+    assert _tenants_of(m.sources) <= {tenant}
+    own = {h.id for h in v.store.retrieve([c for x in (m.grounded or {}).get("claims", []) for c in x["chunk_ids"]])}
+    assert own == {c for x in (m.grounded or {}).get("claims", []) for c in x["chunk_ids"]}     # every cited chunk is the tenant's
     assert set(v.indexed_titles()) == {TITLES[x] for x in TENANTS[tenant]}
     has = corpus_lookup(v.store, v.indexed_titles)
     assert has("「보험사기방지 특별법」 제8조") == ("fraud" in TENANTS[tenant])   # the critic's look-up sees only the tenant's laws

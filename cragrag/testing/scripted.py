@@ -4,7 +4,7 @@
 
 # %% ../../nbs/32_scripted_server.ipynb #2565a9e1
 from __future__ import annotations
-import json, threading, time
+import json, math, re, threading, time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['Reply', 'ScriptedLLMServer']
+__all__ = ['LOW_LOGPROB', 'HIGH_LOGPROB', 'Reply', 'token_logprobs', 'ScriptedLLMServer']
 
 # %% ../../nbs/32_scripted_server.ipynb #a5190122
 @dataclass
@@ -24,13 +24,33 @@ class Reply:
     raw: str | None = None            # send this body verbatim (e.g. malformed JSON)
     refusal: str | None = None        # an OpenAI structured-output refusal message
     reject_json_schema: bool = False  # answer 400 when the request asks for a json_schema response_format
+    low_confidence: tuple[str, ...] | list[str] = ()   # spans of `content` whose tokens get a low logprob (when logprobs are asked)
+    logprobs: list[tuple[str, float]] | None = None    # explicit (token, logprob) pairs; `content` defaults to their concatenation
 
 # %% ../../nbs/32_scripted_server.ipynb #ab0f8a70
-def _completion(content, refusal, model):
-    return {"id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content, "refusal": refusal}}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": len(content or ""), "total_tokens": len(content or "")}}
+def _completion(content, refusal, model, logprobs=None):
+    c = {"id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()), "model": model,
+         "choices": [{"index": 0, "finish_reason": "stop",
+                      "message": {"role": "assistant", "content": content, "refusal": refusal}}],
+         "usage": {"prompt_tokens": 0, "completion_tokens": len(content or ""), "total_tokens": len(content or "")}}
+    if logprobs is not None: c["choices"][0]["logprobs"] = {"content": logprobs}   # only when the request asked for them
+    return c
+
+# %% ../../nbs/32_scripted_server.ipynb #7c4687e5
+_PIECE = re.compile(r"\s*(?:[가-힣]{1,2}|[A-Za-z]+|\d|\S)|\s+")
+LOW_LOGPROB, HIGH_LOGPROB = math.log(0.2), math.log(0.99)
+
+def token_logprobs(r: Reply) -> list[dict]:
+    "The `logprobs.content` entries of reply `r`: its explicit (token, logprob) pairs, or its content cut into pieces, low inside `low_confidence` spans."
+    if r.logprobs is not None: pairs = list(r.logprobs)
+    else:
+        text, low = r.content or "", [False] * len(r.content or "")
+        for span in r.low_confidence:
+            for m in re.finditer(re.escape(span), text): low[m.start():m.end()] = [True] * (m.end() - m.start())
+        pairs, pos = [], 0
+        for m in _PIECE.finditer(text):
+            pairs.append((m.group(), LOW_LOGPROB if any(low[m.start():m.end()]) else HIGH_LOGPROB)); pos = m.end()
+    return [{"token": t, "logprob": lp, "bytes": list(t.encode("utf-8")), "top_logprobs": []} for t, lp in pairs]
 
 # %% ../../nbs/32_scripted_server.ipynb #8b0bf227
 def _response(r: Reply, body: dict, model: str) -> tuple[int, str]:
@@ -41,7 +61,9 @@ def _response(r: Reply, body: dict, model: str) -> tuple[int, str]:
     if r.delay: time.sleep(r.delay)
     if r.raw is not None: return r.status, r.raw
     if r.status != 200: return r.status, json.dumps({"error": {"message": r.content or f"scripted HTTP {r.status}", "type": "server_error"}})
-    return 200, json.dumps(_completion(r.content, r.refusal, body.get("model", model)), ensure_ascii=False)
+    lp = token_logprobs(r) if body.get("logprobs") else None
+    content = r.content if r.content is not None or not r.logprobs else "".join(t for t, _ in r.logprobs)
+    return 200, json.dumps(_completion(content, r.refusal, body.get("model", model), lp), ensure_ascii=False)
 
 # %% ../../nbs/32_scripted_server.ipynb #0a93623e
 class ScriptedLLMServer:
