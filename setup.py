@@ -33,6 +33,7 @@ dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 # FlagEmbedding 1.4.2 needs transformers 4.x (5.x fails to import); install torch==2.13.0 first for a CPU build.
 bge_requirements = ['FlagEmbedding==1.4.2', 'transformers>=4.44.2,<5', 'sentence-transformers<6', 'datasets<5', 'torch']
 server_requirements = ['fastapi>=0.110', 'uvicorn>=0.27', 'httpx>=0.27']
+langgraph_requirements = ['langgraph>=0.2']   # the course graph built from cragrag's nodes (optional)
 
 setuptools.setup(
     name = cfg['lib_name'],
@@ -47,7 +48,7 @@ setuptools.setup(
     include_package_data = True,
     package_data = {cfg['lib_path']: ['corpus/*', 'corpus/*/*', 'data/*', 'data/*/*']},
     install_requires = requirements,
-    extras_require = {'dev': dev_requirements, 'bge': bge_requirements, 'server': server_requirements},
+    extras_require = {'dev': dev_requirements, 'bge': bge_requirements, 'server': server_requirements, 'langgraph': langgraph_requirements},
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),
