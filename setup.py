@@ -32,7 +32,7 @@ dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 # Extras beyond nbdev's template: the production model stack and the HTTP server.
 # FlagEmbedding 1.4.2 needs transformers 4.x (5.x fails to import); install torch==2.13.0 first for a CPU build.
 bge_requirements = ['FlagEmbedding==1.4.2', 'transformers>=4.44.2,<5', 'sentence-transformers<6', 'datasets<5', 'torch']
-server_requirements = ['fastapi>=0.110', 'uvicorn>=0.27', 'httpx>=0.27']
+server_requirements = ['fastapi>=0.110', 'uvicorn>=0.27', 'httpx>=0.27', 'fastapi-offline>=1.7']   # fastapi-offline: Swagger UI and ReDoc assets served locally (no CDN)
 langgraph_requirements = ['langgraph>=0.2']   # the course graph built from cragrag's nodes (optional)
 
 setuptools.setup(

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['RetrieveRequest', 'AnswerRequest', 'run_request', 'health_report', 'heavy_slots', 'LightFirst', 'is_heavy',
-           'heavy_pool', 'create_app', 'serve']
+           'heavy_pool', 'docs_assets', 'add_local_docs', 'create_app', 'serve']
 
 # %% ../nbs/85_server.ipynb #21ed2b4c
 import threading
@@ -151,6 +151,43 @@ def _serve(slots, order, pool, req, settings, fn: Callable):
         if not heavy or pool is None: return fn()
         return pool.submit(contextvars.copy_context().run, fn).result()
 
+# %% ../nbs/85_server.ipynb #c8970c26
+def docs_assets() -> "Path | None":
+    "The folder of Swagger UI's and ReDoc's static files from the `fastapi-offline` package; None without it."
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.find_spec("fastapi_offline")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "static" if spec and spec.submodule_search_locations else None
+    return folder if folder and all((folder / f).is_file() for f in ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js")) else None
+
+_REDOC_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+
+def add_local_docs(app,                      # a FastAPI app created with `docs_url=None, redoc_url=None`
+                   assets="default"):        # the static files' folder; default: `docs_assets()`; None: the plain page
+    "Serve `/docs` (Swagger UI) and `/redoc` (ReDoc) from local files under `/static/docs/`: no CDN, so they work offline."
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+    from fastapi.responses import HTMLResponse, Response
+    assets = docs_assets() if assets == "default" else assets
+    if assets is None:
+        page = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>cragrag API</title></head><body><h1>cragrag API</h1>'
+                '<p>The interactive API docs need their static files: <code>pip install fastapi-offline</code>. '
+                f'The OpenAPI schema is at <a href="openapi.json">{app.openapi_url}</a>.</p></body></html>')
+        for path in ("/docs", "/redoc"): app.add_api_route(path, lambda: HTMLResponse(page), include_in_schema=False)
+        return app
+    from fastapi.staticfiles import StaticFiles
+    app.mount("/static/docs", StaticFiles(directory=assets), name="docs-static")
+    def swagger(): return get_swagger_ui_html(openapi_url="openapi.json", title=f"{app.title} – Swagger UI", swagger_js_url="static/docs/swagger-ui-bundle.js",
+                                              swagger_css_url="static/docs/swagger-ui.css", swagger_favicon_url="static/docs/favicon.png")
+    def redoc(): return get_redoc_html(openapi_url="openapi.json", title=f"{app.title} – ReDoc", redoc_js_url="static/redoc.js",
+                                       redoc_favicon_url="static/docs/favicon.png", with_google_fonts=False)
+    js = []
+    def redoc_js():                                # ReDoc's bundle, less the one image it fetches from its CDN (its footer logo)
+        if not js: js.append((assets / "redoc.standalone.js").read_text(encoding="utf-8").replace(_REDOC_LOGO, "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"))
+        return Response(js[0], media_type="text/javascript")
+    app.add_api_route("/docs", swagger, include_in_schema=False); app.add_api_route("/redoc", redoc, include_in_schema=False)
+    app.add_api_route("/static/redoc.js", redoc_js, include_in_schema=False)
+    return app
+
 # %% ../nbs/85_server.ipynb #1521bdc0
 def _presented_key(request) -> str | None:
     "The API key a request carries: `Authorization: Bearer <key>` or `X-API-Key: <key>`."
@@ -170,7 +207,8 @@ def create_app(pipeline: Pipeline | None = None, # default: `Pipeline()` from th
     ring = keys if keys is not None else configured_keys(s)
     open_docs = ring is None                      # with keys, the schema is for admins only (below)
     app = FastAPI(title="cragrag", description="Corrective RAG and Self-RAG over Korean regulatory documents.",
-                  docs_url="/docs" if open_docs else None, redoc_url=None, openapi_url="/openapi.json" if open_docs else None)
+                  docs_url=None, redoc_url=None, openapi_url="/openapi.json" if open_docs else None)
+    if open_docs: add_local_docs(app)            # /docs and /redoc from local files, never a CDN
     app.state.pipeline, app.state.keys = p, ring
     views, views_lock, pending, pending_lock = {}, threading.Lock(), [0], threading.Lock()
     heavy, order, pool = threading.BoundedSemaphore(heavy_slots()), LightFirst(), heavy_pool()

@@ -1,33 +1,62 @@
 "Build the offline docs site and open it: every notebook has a page, links resolve, API docs are present."
-import re, shutil, pytest
+import os, re, shutil, pytest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_BUILT: dict = {}
+
+def built_site(tmp_path_factory) -> Path:
+    "The site, built once per test session and shared with test_site_browser.py (CRAGRAG_SITE=<folder>: a site built before)."
+    if "site" not in _BUILT:
+        if os.environ.get("CRAGRAG_SITE"): _BUILT["site"] = Path(os.environ["CRAGRAG_SITE"])
+        else:
+            from cragrag.docsite import build_site
+            old = Path.cwd(); os.chdir(ROOT)
+            try: _BUILT["site"] = build_site(dest=tmp_path_factory.mktemp("docs") / "site")
+            finally: os.chdir(old)
+    return _BUILT["site"]
 
 @pytest.mark.skipif(not shutil.which("pandoc"), reason="pandoc not installed (apt-get install pandoc)")
-def test_site(tmp_path, monkeypatch):
-    from cragrag.docsite import build_site
-    monkeypatch.chdir(ROOT)
-    site = build_site(dest=tmp_path / "site")
-    pages = {p.name for p in site.glob("*.html")}
-    for nb in (ROOT / "nbs").glob("*.ipynb"):
+def test_site(tmp_path_factory):
+    site = built_site(tmp_path_factory)
+    html_pages = [p for p in site.rglob("*.html") if "pagefind" not in p.relative_to(site).parts]
+    pages = {p.relative_to(site).as_posix() for p in html_pages}
+    for nb in [*(ROOT / "nbs").glob("*.ipynb"), *(ROOT / "nbs").glob("tutorials/*.ipynb")]:
         name = "index.html" if nb.stem == "index" else re.sub(r"^\d+_", "", nb.stem) + ".html"
+        name = f"tutorials/{name}" if nb.parent.name == "tutorials" else name
         assert name in pages, name
-    for page in site.glob("*.html"):
+    for page in html_pages:
         html = page.read_text(encoding="utf-8")
         for href in re.findall(r'href="([^"#:]+)(?:#[^"]*)?"', html):
-            assert (site / href).exists(), f"{page.name} links to missing {href}"
-        if page.name != "docsite.html":             # (that page's own tests quote directives)
+            assert (page.parent / href).exists(), f"{page.name} links to missing {href}"
+        assert 'href="https://cragrag.github.io' not in html, page.name      # cross-references are relative
+        if page.name != "docsite.html":             # (that page's own tests quote directives and nbdev's misread entries)
             assert "#| export" not in html and "#| default_exp" not in html and "#| hide" not in html, page.name
+            assert "Create a new string object" not in html and "interactive(children=" not in html, page.name   # no str docstring on an Enum
+        assert 'rel="next"' in html or 'rel="prev"' in html, page.name
     docs = (site / "documents.html").read_text(encoding="utf-8")
     for sym in ["load_document", "chunk_document", "load_documents", "split_article"]:
         assert re.search(rf"<h[2-4][^>]*>{sym}</h[2-4]>", docs), sym   # show_doc API entry
     assert "article-aware" in docs                    # the prose is there
+    assert '<span class="kw">def</span>' in docs      # highlighted code
     cfg = (site / "config.html").read_text(encoding="utf-8")
     assert "crag_score_threshold" in cfg and "Settings" in cfg
+    crag = (site / "crag.html").read_text(encoding="utf-8")
+    flat = re.sub(r"\s+", "", crag)
+    assert '<spanclass="kw">class</span>GateDecision(' in flat and "<td><code>REFUSE</code></td><td><code>'refuse'</code></td>" in flat   # an Enum's members
+    assert "<td><code>top_score</code></td>" in flat  # a dataclass's fields
     import html as h
-    home = h.unescape(re.sub(r"<[^>]+>", "", (site / "index.html").read_text(encoding="utf-8")))
+    home_html = (site / "index.html").read_text(encoding="utf-8")
+    home = h.unescape(re.sub(r"<[^>]+>", "", home_html))
     assert "pip install -e . && cragrag demo" in home and "&& pytest" in home
+    assert all(f"<h2>{g}</h2>" in home_html for g in ("Pipeline stages", "Service", "Reference"))
+    llms = (site / "llms.txt").read_text(encoding="utf-8")
+    assert llms.startswith("# cragrag\n\n> ") and "- [The CRAG gate](crag.html): " in llms
+    css = (site / "assets" / "site.css").read_text(encoding="utf-8")
+    assert "prefers-color-scheme:dark" in css and "code span.kw" in css
+    from cragrag.docsite import _find_font, _pagefind
+    if _find_font(): assert css.startswith("@font-face") and (site / "assets" / "fonts" / "OFL.txt").is_file()
+    if _pagefind(): assert (site / "pagefind" / "pagefind-ui.js").is_file() and '<div id="search">' in home_html
 
 def test_readme_is_generated_from_index(tmp_path, monkeypatch):
     from cragrag.docsite import build_readme

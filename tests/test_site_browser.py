@@ -1,0 +1,214 @@
+"""Headless Chromium opens every page of the built docs site, as a reader's browser would.
+
+It fails on a broken link or anchor, an image that does not load, a console error, or Korean text drawn as boxes. Chromium
+runs with a font configuration that holds no Korean font (only DejaVu), so the Hangul on the pages can only be drawn
+by the font the site brings. The site is served over HTTP on 127.0.0.1, and also opened once from `file://`, the way
+a reader opens a local copy. DevTools protocol commands go over `--remote-debugging-pipe`: no websocket library.
+Set CRAGRAG_SITE_SHOTS=<folder> to keep screenshots of the home page, a course page and an API page (light and dark)."""
+import fcntl, functools, http.server, json, os, queue, re, shutil, subprocess, threading, time, pytest
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from test_docs import ROOT, built_site
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
+pytestmark = [pytest.mark.skipif(not CHROMIUM, reason="chromium not installed (apt-get install chromium)"),
+              pytest.mark.skipif(not shutil.which("pandoc"), reason="pandoc not installed (apt-get install pandoc)")]
+
+class Chromium:
+    "Headless Chromium driven through the DevTools protocol on fds 3 (commands in) and 4 (replies and events out)."
+    def __init__(self, profile: Path, env: dict):
+        cmd_r, self._w = os.pipe(); self._r, out_w = os.pipe()
+        def fds():                                      # (copies above 9 first: a pipe end may itself be fd 3 or 4)
+            a, b = fcntl.fcntl(cmd_r, fcntl.F_DUPFD, 10), fcntl.fcntl(out_w, fcntl.F_DUPFD, 10)
+            os.dup2(a, 3); os.dup2(b, 4)
+        self.proc = subprocess.Popen([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+                                      "--disable-extensions", "--disable-background-networking", f"--user-data-dir={profile}",
+                                      "--remote-debugging-pipe", "about:blank"], preexec_fn=fds, close_fds=False, env=env,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=None if os.environ.get("CRAGRAG_CHROMIUM_LOG") else subprocess.DEVNULL)
+        os.close(cmd_r); os.close(out_w)
+        self._id, self.replies, self.events = 0, {}, queue.Queue()
+        self._cv = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        buf = b""
+        while chunk := os.read(self._r, 1 << 16):
+            buf += chunk
+            *msgs, buf = buf.split(b"\0")
+            for m in map(json.loads, msgs):
+                if "id" in m:
+                    with self._cv: self.replies[m["id"]] = m; self._cv.notify_all()
+                else: self.events.put(m)
+
+    def send(self, method: str, session: str | None = None, timeout: float = 30, **params) -> dict:
+        self._id += 1; i = self._id
+        os.write(self._w, json.dumps({"id": i, "method": method, "params": params, **({"sessionId": session} if session else {})}).encode() + b"\0")
+        with self._cv:
+            if not self._cv.wait_for(lambda: i in self.replies, timeout): raise TimeoutError(method)
+            r = self.replies.pop(i)
+        if "error" in r: raise RuntimeError(f"{method}: {r['error']}")
+        return r.get("result", {})
+
+    def tab(self) -> str:
+        "A new tab, attached, with console, exceptions and the network log reported; its session id."
+        t = self.send("Target.createTarget", url="about:blank")["targetId"]
+        s = self.send("Target.attachToTarget", targetId=t, flatten=True)["sessionId"]
+        for m in ("Page.enable", "Runtime.enable", "Log.enable", "DOM.enable", "CSS.enable"): self.send(m, s)
+        return s
+
+    def open(self, s: str, url: str, timeout: float = 30) -> list[str]:
+        "Load `url` in tab `s` until its load event; the console errors seen meanwhile."
+        while not self.events.empty(): self.events.get()
+        self.send("Page.navigate", s, url=url)
+        errors, end = [], time.time() + timeout
+        while True:
+            e = self.events.get(timeout=max(0.1, end - time.time()))
+            if e.get("sessionId") != s: continue
+            p = e.get("params", {})
+            if e["method"] == "Runtime.exceptionThrown": errors.append(p["exceptionDetails"].get("exception", {}).get("description") or p["exceptionDetails"]["text"])
+            elif e["method"] == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert"): errors.append(" ".join(str(a.get("value", a.get("description"))) for a in p["args"]))
+            elif e["method"] == "Log.entryAdded" and p["entry"]["level"] == "error": errors.append(f"{p['entry']['text']} {p['entry'].get('url', '')}")
+            elif e["method"] == "Page.loadEventFired": return errors
+
+    def js(self, s: str, expr: str):
+        r = self.send("Runtime.evaluate", s, expression=expr, awaitPromise=True, returnByValue=True)
+        if "exceptionDetails" in r: raise RuntimeError(r["exceptionDetails"])
+        return r["result"].get("value")
+
+    def unfonted(self, s: str, selector: str) -> list[str]:
+        "The elements matching `selector` whose text the browser drew without any web font (so, here, Hangul as boxes)."
+        root = self.send("DOM.getDocument", s, depth=0)["root"]["nodeId"]
+        bad = []
+        for n in self.send("DOM.querySelectorAll", s, nodeId=root, selector=selector)["nodeIds"]:
+            fonts = self.send("CSS.getPlatformFontsForNode", s, nodeId=n)["fonts"]
+            if fonts and not any(f["isCustomFont"] for f in fonts): bad.append(self.send("DOM.getOuterHTML", s, nodeId=n)["outerHTML"][:80])
+        return bad
+
+    def close(self):
+        try: self.send("Browser.close", timeout=5)
+        except Exception: pass
+        try: self.proc.wait(10)
+        except subprocess.TimeoutExpired: self.proc.kill(); self.proc.wait()
+        os.close(self._w); os.close(self._r)
+
+# What the test reads from each page. Hangul drawn as boxes: a glyph that comes out exactly like U+10FFFD (a
+# noncharacter, which no font has) is the missing-glyph box. The control font has no Hangul, which proves the check.
+PAGE_JS = r"""(async () => {
+  const fam = getComputedStyle(document.body).fontFamily;
+  await document.fonts.ready; await document.fonts.load(`32px ${fam}`, "가");
+  const draw = (ch, f) => { const c = document.createElement("canvas"); c.width = c.height = 48;
+    const x = c.getContext("2d"); x.font = `32px ${f}`; x.fillText(ch, 4, 36); return c.toDataURL(); };
+  const boxes = f => { const none = draw("\u{10FFFD}", f); return [..."가법한글"].filter(ch => draw(ch, f) === none).length; };
+  const text = document.querySelector("main").innerText;
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT), marked = new Set();
+  for (let n; (n = walk.nextNode()) && marked.size < 80;)                 // elements whose own text has Hangul: asked below which fonts drew them
+    if (/[가-힣]/.test(n.data) && n.parentElement.offsetParent !== null) marked.add(n.parentElement);
+  [...marked].forEach((e, i) => e.setAttribute("data-hangul", i));
+  return {ids: [...document.querySelectorAll("[id], a[name]")].map(e => e.id || e.name),
+          links: [...document.querySelectorAll("a[href]")].map(a => a.href),
+          images: [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src.slice(0, 100)),
+          hangul: (text.match(/[가-힣]/g) || []).length, boxes: boxes(fam), control: boxes('"DejaVu Sans"'),
+          prev_next: document.querySelectorAll("nav.pager a").length, search: !!document.querySelector("#search")};
+})()"""
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory): return built_site(tmp_path_factory)
+
+@pytest.fixture(scope="module")
+def served(site):
+    handler = functools.partial(type("Quiet", (http.server.SimpleHTTPRequestHandler,), {"log_message": lambda *a: None}), directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown(); httpd.server_close()
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    fc = tmp_path_factory.mktemp("fontconfig")          # no Korean font for Chromium: only DejaVu
+    (fc / "fonts.conf").write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig><dir>{DEJAVU}</dir>'
+                                   f'<include ignore_missing="yes">/etc/fonts/conf.d</include><cachedir>{fc / "cache"}</cachedir></fontconfig>', encoding="utf-8")
+    b = Chromium(tmp_path_factory.mktemp("profile"), {**os.environ, "FONTCONFIG_FILE": str(fc / "fonts.conf")})
+    yield b
+    b.close()
+
+def test_every_page_in_a_browser(site, served, browser):
+    t0, s = time.time(), browser.tab()
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if "pagefind" not in p.parts)
+    seen, anchors, problems = {}, [], []
+    for page in pages:
+        errors = browser.open(s, served + page)
+        r = browser.js(s, PAGE_JS); seen[page] = set(r["ids"])
+        problems += [f"{page}: console error: {e}" for e in errors]
+        problems += [f"{page}: image not loaded: {i}" for i in r["images"]]
+        if DEJAVU.is_dir() and r["control"] != 4: problems.append(f"{page}: the box check cannot see boxes ({r['control']} of 4 with DejaVu only)")
+        if r["hangul"] and r["boxes"]: problems.append(f"{page}: Hangul drawn as boxes ({r['boxes']} of 4 test syllables)")
+        problems += [f"{page}: Hangul drawn as boxes in {e}" for e in browser.unfonted(s, "[data-hangul]")]
+        if r["prev_next"] < 1: problems.append(f"{page}: no previous/next links")
+        for link in r["links"]:
+            u = urlsplit(link)
+            if link.startswith("https://cragrag.github.io"): problems.append(f"{page}: links to the public site: {link}")
+            if not link.startswith(served): continue
+            target = unquote(u.path[1:]) or "index.html"
+            if not (site / target).is_file(): problems.append(f"{page}: broken link {link}")
+            elif u.fragment: anchors.append((page, target, unquote(u.fragment)))
+    problems += [f"{page}: missing anchor {t}#{a}" for page, t, a in anchors if t in seen and a not in seen[t]]
+    assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} problems)"
+    print(f"{len(pages)} pages checked in {time.time() - t0:.1f}s")
+
+def test_search_and_local_copy(site, served, browser):
+    "pagefind's index answers a Korean query; from file:// (a local copy) Hangul still has its font."
+    s = browser.tab()
+    if (site / "pagefind" / "pagefind.js").is_file():
+        browser.open(s, served + "index.html")
+        hits = browser.js(s, """(async () => { const pf = await import("./pagefind/pagefind.js");
+            const r = await pf.search("보험계약"); return Promise.all(r.results.slice(0, 5).map(x => x.data().then(d => d.url))); })()""")
+        assert hits and all(not h.startswith("http") for h in hits), hits
+        assert browser.js(s, "!!document.querySelector('#search .pagefind-ui')"), "no search box"
+    errors = browser.open(s, (site / "crag.html").as_uri())
+    r = browser.js(s, PAGE_JS)
+    assert r["hangul"] and r["boxes"] == 0, r["boxes"]
+    assert not [e for e in errors if "pagefind" not in e], errors      # (pagefind's own fetches need HTTP)
+
+def test_screenshots(site, served, browser):
+    "The home page, a course page and an API page as pictures, light and dark, when CRAGRAG_SITE_SHOTS names a folder."
+    if not (out := os.environ.get("CRAGRAG_SITE_SHOTS")): pytest.skip("set CRAGRAG_SITE_SHOTS=<folder> to keep screenshots")
+    import base64
+    Path(out).mkdir(parents=True, exist_ok=True)
+    s = browser.tab()
+    browser.send("Emulation.setDeviceMetricsOverride", s, width=1280, height=900, deviceScaleFactor=1, mobile=False)
+    course = sorted(p.relative_to(site).as_posix() for p in (site / "tutorials").glob("*.html"))[:1] if (site / "tutorials").is_dir() else []
+    for page in ["index.html", "crag.html", *course]:
+        for scheme in ("light", "dark"):
+            browser.send("Emulation.setEmulatedMedia", s, features=[{"name": "prefers-color-scheme", "value": scheme}])
+            browser.open(s, served + page); browser.js(s, "document.fonts.ready.then(() => 1)")
+            png = browser.send("Page.captureScreenshot", s, format="png")["data"]
+            (Path(out) / f"{page.replace('/', '_')[:-5]}-{scheme}.png").write_bytes(base64.b64decode(png))
+
+def test_api_docs_offline(browser):
+    "The HTTP API's /docs (Swagger UI) and /redoc render from the server's own files: nothing is fetched from elsewhere."
+    fastapi, uvicorn = pytest.importorskip("fastapi"), pytest.importorskip("uvicorn")
+    from cragrag.server import add_local_docs, docs_assets
+    if docs_assets() is None: pytest.skip("fastapi-offline not installed: /docs is the plain page")
+    app = add_local_docs(fastapi.FastAPI(title="cragrag", docs_url=None, redoc_url=None))
+    @app.get("/health")
+    def health() -> dict: return {"status": "ok"}
+    import socket
+    with socket.socket() as so: so.bind(("127.0.0.1", 0)); port = so.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    try:
+        while not server.started: time.sleep(0.05)
+        s = browser.tab()
+        browser.send("Network.enable", s)
+        for path, ready in [("/docs", "document.querySelector('.swagger-ui .opblock-summary-path')"),
+                            ("/redoc", "document.querySelector('[data-section-id] h2, h1')")]:
+            errors = browser.open(s, f"http://127.0.0.1:{port}{path}")
+            found = browser.js(s, f"""new Promise(r => {{ let n = 0; const t = setInterval(() => {{ const e = {ready};
+                if (e || ++n > 100) {{ clearInterval(t); r(e ? e.textContent : null); }} }}, 50); }})""")
+            urls = browser.js(s, "performance.getEntriesByType('resource').map(e => e.name)")
+            assert found, f"{path} rendered nothing"
+            assert not errors, (path, errors)
+            assert all(u.startswith(f"http://127.0.0.1:{port}/") or u.startswith("data:") for u in urls), (path, urls)
+    finally: server.should_exit = True
