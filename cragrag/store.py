@@ -8,7 +8,7 @@ import json, os, re, shutil, sys, tempfile, uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
 import numpy as np
 from fastcore.basics import patch
 from .sparse import SparseVec
@@ -580,12 +580,26 @@ def scroll(self: EdgeStore, filter: dict | None = None, fields: Sequence[str] | 
         if offset is None: return
 
 # %% ../nbs/15_store.ipynb #6bddfb2a
+_FETCH = 32   # points per Edge call when many are fetched (see below)
+
+def _records(self: EdgeStore, ids: Sequence, with_vectors: bool) -> list:
+    "The Edge records of `ids` with their payload, `_FETCH` per call."
+    ids = list(ids)
+    return [r for i in range(0, len(ids), _FETCH) for r in self.shard.retrieve(ids[i:i + _FETCH], True, bool(with_vectors))]
+
+def _query_hits(self: EdgeStore, request: Callable, n: int, with_vectors: bool) -> list[StoreHit]:
+    "The hits of `request(full)` for `n` points: one call when small, else ids and scores first, then `_records` in pieces."
+    full = n <= _FETCH
+    res = self.shard.query(request(full))
+    if full: return [_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res]
+    recs = {str(r.id): r for r in _records(self, [p.id for p in res], with_vectors)}
+    return [_hit(p.id, p.score, recs[str(p.id)].payload, recs[str(p.id)].vector, self.sparse_name) for p in res if str(p.id) in recs]
+
 @patch
 def retrieve(self: EdgeStore, ids: Sequence[str], with_vectors: bool = False) -> list[StoreHit]:
     "The points `ids` in that order (missing ones skipped), score 0.0."
     if not ids: return []
-    recs = self.shard.retrieve(list(ids), True, bool(with_vectors))
-    return _in_order(ids, [_hit(r.id, 0.0, r.payload, r.vector, self.sparse_name) for r in recs])
+    return _in_order(ids, [_hit(r.id, 0.0, r.payload, r.vector, self.sparse_name) for r in _records(self, ids, with_vectors)])
 
 # %% ../nbs/15_store.ipynb #e9ece546
 @patch
@@ -598,27 +612,29 @@ def hybrid(self: EdgeStore, dense, sparse: SparseVec | None, dense_limit: int, s
     if sparse is not None and len(sparse.indices):
         pre.append(qe.Prefetch(limit=sparse_limit, filter=flt,
                                query=qe.Query.Nearest(qe.SparseVector(list(sparse.indices), list(sparse.values)), using=self.sparse_name)))
-    res = self.shard.query(qe.QueryRequest(limit=limit + _TIE_SLACK, prefetches=pre, query=qe.Fusion.Rrf(k=rrf_k), filter=flt,
-                                           with_payload=True, with_vector=bool(with_vectors)))
-    return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
+    n = limit + _TIE_SLACK
+    req = lambda full: qe.QueryRequest(limit=n, prefetches=pre, query=qe.Fusion.Rrf(k=rrf_k), filter=flt,
+                                       with_payload=full, with_vector=bool(with_vectors) and full)
+    return _ranked(_query_hits(self, req, n, with_vectors), limit)
 
 # %% ../nbs/15_store.ipynb #66f008df
 @patch
 def dense(self: EdgeStore, vector, limit: int, filter: dict | None = None, with_vectors: bool = True) -> list[StoreHit]:
     "The `limit` points nearest to `vector` (cosine)."
     import qdrant_edge as qe
-    res = self.shard.query(qe.QueryRequest(limit=limit + _TIE_SLACK, query=qe.Query.Nearest(np.asarray(vector, np.float32).tolist(), using=DENSE),
-                                           filter=to_edge_filter(filter), with_payload=True, with_vector=bool(with_vectors)))
-    return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
+    n, q, flt = limit + _TIE_SLACK, qe.Query.Nearest(np.asarray(vector, np.float32).tolist(), using=DENSE), to_edge_filter(filter)
+    req = lambda full: qe.QueryRequest(limit=n, query=q, filter=flt, with_payload=full, with_vector=bool(with_vectors) and full)
+    return _ranked(_query_hits(self, req, n, with_vectors), limit)
 
 @patch
 def sparse(self: EdgeStore, vector: SparseVec, limit: int, filter: dict | None = None, with_vectors: bool = False) -> list[StoreHit]:
     "The `limit` points with the highest sparse (BM25) score for `vector` alone."
     import qdrant_edge as qe
     if not len(vector.indices): return []
-    res = self.shard.query(qe.QueryRequest(limit=limit + _TIE_SLACK, query=qe.Query.Nearest(qe.SparseVector(list(vector.indices), list(vector.values)), using=self.sparse_name),
-                                           filter=to_edge_filter(filter), with_payload=True, with_vector=bool(with_vectors)))
-    return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
+    n, flt = limit + _TIE_SLACK, to_edge_filter(filter)
+    q = qe.Query.Nearest(qe.SparseVector(list(vector.indices), list(vector.values)), using=self.sparse_name)
+    req = lambda full: qe.QueryRequest(limit=n, query=q, filter=flt, with_payload=full, with_vector=bool(with_vectors) and full)
+    return _ranked(_query_hits(self, req, n, with_vectors), limit)
 
 # %% ../nbs/15_store.ipynb #7e65ccd8
 @patch
