@@ -36,6 +36,14 @@ def _call(fn: Callable, *args):
     try: return fn(*args)
     except Exception as e: return e
 
+def _cases(fn: Callable, cases, *extra, ok: str, show: Callable = lambda x: f"'{x}'") -> Feedback:
+    "Feedback on the first (input, expected, why) case where `fn(input, *extra)` raises or disagrees; `ok` when all agree."
+    for x, want, why in cases:
+        got = _call(fn, x, *extra)
+        if isinstance(got, Exception): return Feedback(False, f"{show(x)}에서 예외가 났습니다: {type(got).__name__}: {got} — {why}")
+        if bool(got) != want: return Feedback(False, f"{show(x)} → {bool(got)}, 기대값 {want}. {why}")
+    return Feedback(True, ok)
+
 # %% ../nbs/98_exercises.ipynb #22227ed2
 RAG_FAILURE_CASES = {
     "A": {"question": "주차장 정책 알려줘",
@@ -77,11 +85,7 @@ STRICT_GRADER_CASES = [
 def check_strict_grader(grade: Callable[[str, str], bool] | None) -> Feedback:
     "Lesson 2: `grade(answer, context)` must pass every case of `STRICT_GRADER_CASES`."
     if _todo(grade): return _hint("re.findall(r'\\d+', 텍스트)로 답의 숫자와 근거의 숫자를 모아 부분집합인지 비교하세요.")
-    for a, want, why in STRICT_GRADER_CASES:
-        got = _call(grade, a, STRICT_GRADER_CONTEXT)
-        if isinstance(got, Exception): return Feedback(False, f"'{a}'에서 예외가 났습니다: {type(got).__name__}: {got}")
-        if bool(got) != want: return Feedback(False, f"'{a}' → {bool(got)}, 기대값 {want}. {why}")
-    return Feedback(True, f"{len(STRICT_GRADER_CASES)}개 사례 모두 맞습니다: 근거에 없는 수치 하나만 있어도 grounded=False.")
+    return _cases(grade, STRICT_GRADER_CASES, STRICT_GRADER_CONTEXT, ok=f"{len(STRICT_GRADER_CASES)}개 사례 모두 맞습니다: 근거에 없는 수치 하나만 있어도 grounded=False.")
 
 # %% ../nbs/98_exercises.ipynb #314c307c
 def judge_calls_absent(max_retries: int) -> int:
@@ -197,11 +201,7 @@ CLAIM_CASES = [("상법 제638조의2에 따라 보험자는 30일 안에 통지
 def check_claim_rule(supported: Callable[[str, str], bool] | None) -> Feedback:
     "Lesson 6: `supported(claim, context)` on `CLAIM_CASES`."
     if _todo(supported): return _hint("refs, _ = extract_refs(텍스트) 로 주장과 근거의 조항 목록을 얻어 부분집합인지 보세요.")
-    for cl, want, why in CLAIM_CASES:
-        got = _call(supported, cl, CLAIM_CONTEXT)
-        if isinstance(got, Exception): return Feedback(False, f"'{cl}'에서 예외: {type(got).__name__}: {got}")
-        if bool(got) != want: return Feedback(False, f"'{cl}' → {bool(got)}, 기대값 {want}. {why}")
-    return Feedback(True, "인용 조항 규칙이 띄어쓰기 변형까지 맞습니다. verify_answer 는 이 규칙에 수치·별표·상하위 조항 검사를 더합니다.")
+    return _cases(supported, CLAIM_CASES, CLAIM_CONTEXT, ok="인용 조항 규칙이 띄어쓰기 변형까지 맞습니다. verify_answer 는 이 규칙에 수치·별표·상하위 조항 검사를 더합니다.")
 
 # %% ../nbs/98_exercises.ipynb #b64b0716
 DIAGNOSIS_CASES = {
@@ -240,11 +240,7 @@ GROUNDED_CASES = [
 def check_grounded_validator(valid: Callable[[dict], bool] | None) -> Feedback:
     "Lesson 7: `valid(grounded)` on `GROUNDED_CASES` (the grounded-answer contract)."
     if _todo(valid): return _hint("failure_reason 이 있으면 거절 계약입니다. 아니면 claims 가 있고, 각 claim 의 chunk_ids 가 evidence 문서들의 chunk_ids 에 모두 있어야 합니다.")
-    for g, want, why in GROUNDED_CASES:
-        got = _call(valid, g)
-        if isinstance(got, Exception): return Feedback(False, f"예외가 났습니다: {type(got).__name__}: {got} — {why}")
-        if bool(got) != want: return Feedback(False, f"{bool(got)}, 기대값 {want}: {why}")
-    return Feedback(True, "근거를 가리키지 않는 주장을 가진 답은 보여 주지 않습니다. 거절은 정상적인 결과입니다.")
+    return _cases(valid, GROUNDED_CASES, show=lambda g: "이 계약", ok="근거를 가리키지 않는 주장을 가진 답은 보여 주지 않습니다. 거절은 정상적인 결과입니다.")
 
 # %% ../nbs/98_exercises.ipynb #01daf855
 EXERCISES = [("01_why_self_correction", "검색 빗나감 vs 환각", "check_rag_failures"),
