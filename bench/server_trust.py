@@ -16,6 +16,10 @@ production). The clients are httpx threads of this process (they share the machi
    run in their own process by default, as separate clients would (`--flood-in thread` puts them beside the timing
    client, where their response parsing also competes for the timing client's interpreter lock).
 
+Heavy requests run where the server's settings say: by default in a worker process (`heavy_lane="process"`, see
+`cragrag.workers`); `CRAGRAG_HEAVY_LANE=thread python bench/server_trust.py` measures the threads of the server process
+instead (an A/B of the two lanes). The lane in use is printed at the start.
+
 Diagnosis switches (environment): SRVTIME=1 prints the server's own time for each /retrieve (arrival to last byte);
 SWI=0.0005 sets the server's interpreter switch interval; NOPAUSE=1 turns off the heavy lane's giving way and lower
 priority (an A/B of `LightFirst` and `heavy_pool`)."""
@@ -27,7 +31,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--seconds", type=float, default=60.0, help="seconds per load level")
 ap.add_argument("--levels", default="1,8,32")
 ap.add_argument("--flood", type=int, default=16, help="clients sending expensive requests during the flood")
-ap.add_argument("--cheap", type=int, default=60, help="cheap requests timed alone and under the flood")
+ap.add_argument("--cheap", type=int, default=200, help="cheap requests timed alone and under the flood")
 ap.add_argument("--flood-in", choices=("process", "thread"), default="process",
                 help="where the flood clients run: their own process (as separate clients would), or threads beside the timing client")
 ap.add_argument("--serve", help=argparse.SUPPRESS); ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -134,6 +138,7 @@ try:
     with httpx.Client(timeout=120) as cl:
         assert post(cl, "retrieve", {"query": qs[0]})[0] == 200, "the key was not accepted"
         r = cl.post(f"{url}/retrieve", json={"query": qs[0]}); print(f"no key: HTTP {r.status_code}")
+        print(f"heavy requests: {cl.get(url + '/health', headers=H).json().get('heavy_lane')}")
     rss0 = rss_mb(proc.pid)
     print(f"\n1. load, {a.seconds:g} s per level (real questions, cycled)")
     print(f"{'endpoint':10s} {'clients':>7s} {'req/s':>7s} {'p50 ms':>7s} {'p95 ms':>7s} {'p99 ms':>7s} {'errors':>6s}")

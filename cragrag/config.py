@@ -182,6 +182,12 @@ class Settings(BaseSettings):
         "longest LLM completion read; a longer one is cut and the answer refused as unverifiable")
     max_pending_requests: int = Field(32, ge=1, le=10000, description=
         "requests the server holds (running + waiting); beyond it 503 with Retry-After")
+    heavy_lane: Literal["process", "thread"] = Field("process", description=
+        "where the server runs heavy requests (large top_k, sufficiency, multi-query, FLARE): worker processes with "
+        "their own interpreter over a private copy of an Edge index (light requests never wait for their Python), or "
+        "threads of the server process (one copy of the models in memory)")
+    heavy_workers: int = Field(1, ge=1, le=64, description=
+        "worker processes of the process lane; each loads its own models (about 0.5 GB offline, several GB with BGE-M3)")
     max_body_bytes: int = Field(65536, ge=1024, le=100_000_000, description="largest HTTP request body")
 
     @model_validator(mode="after")

@@ -10,12 +10,13 @@ __all__ = ['RetrieveRequest', 'AnswerRequest', 'run_request', 'health_report', '
 import threading
 import contextvars, os, time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext   # (no `from __future__ import annotations`: FastAPI reads these annotations at run time)
+from contextlib import asynccontextmanager, contextmanager, nullcontext   # (no `from __future__ import annotations`: FastAPI reads these annotations at run time)
 from .llm import pausable
 from typing import Any, Callable, Literal
 from pydantic import BaseModel, Field
 from .pipeline import Pipeline, validate_query
 from .schema import AnswerResponse, RetrieveResponse
+from .workers import WorkerError, WorkerLane
 
 # %% ../nbs/85_server.ipynb #0f6720e1
 class RetrieveRequest(BaseModel):
@@ -145,10 +146,13 @@ def heavy_pool(nice: int = 10) -> ThreadPoolExecutor:
     "The threads heavy requests run on, at a lower OS priority than the light ones."
     return ThreadPoolExecutor(heavy_slots(), thread_name_prefix="cragrag-heavy", initializer=_lower_priority, initargs=(nice,))
 
-def _serve(slots, order, pool, req, settings, fn: Callable):
-    "Run `fn` for `req`: light ones here, heavy ones on the heavy pool (in a copy of this context: deadline, pausing)."
+def _serve(slots, order, pool, req, settings, fn: Callable,
+           far: Callable | None = None):   # a heavy request's response from a worker process; None: run it on the pool
+    "Run `fn` for `req`: light ones here, heavy ones in a worker process or on the heavy pool (in a copy of this context)."
     with _lane(slots, req, settings, order) as heavy:
-        if not heavy or pool is None: return fn()
+        if not heavy: return fn()
+        if far is not None and (res := far()) is not None: return res
+        if pool is None: return fn()
         return pool.submit(contextvars.copy_context().run, fn).result()
 
 # %% ../nbs/85_server.ipynb #c8970c26
@@ -200,19 +204,40 @@ def create_app(pipeline: Pipeline | None = None, # default: `Pipeline()` from th
     "The FastAPI application serving `pipeline` (with keys: every request authenticated and scoped to its tenant)."
     try: from fastapi import Depends, FastAPI, HTTPException, Request
     except ImportError: raise ImportError('the HTTP API needs FastAPI: pip install "cragrag[server]"') from None
-    from fastapi.responses import JSONResponse
+    from fastapi.responses import JSONResponse, Response
     from cragrag.auth import Role, configured_keys
     p = pipeline or Pipeline()
     s = p.settings
     ring = keys if keys is not None else configured_keys(s)
     open_docs = ring is None                      # with keys, the schema is for admins only (below)
+    lane = WorkerLane(p, s.heavy_workers) if s.heavy_lane == "process" else None
+
+    @asynccontextmanager
+    async def lifespan(app):   # under uvicorn: the workers start before the port opens, and stop with the server
+        import anyio
+        if lane is not None: await anyio.to_thread.run_sync(lane.start)
+        try: yield
+        finally:
+            if lane is not None: lane.close()
+
     app = FastAPI(title="cragrag", description="Corrective RAG and Self-RAG over Korean regulatory documents.",
-                  docs_url=None, redoc_url=None, openapi_url="/openapi.json" if open_docs else None)
+                  docs_url=None, redoc_url=None, openapi_url="/openapi.json" if open_docs else None, lifespan=lifespan)
     if open_docs: add_local_docs(app)            # /docs and /redoc from local files, never a CDN
     app.state.pipeline, app.state.keys = p, ring
     views, views_lock, pending, pending_lock = {}, threading.Lock(), [0], threading.Lock()
     heavy, order, pool = threading.BoundedSemaphore(heavy_slots()), LightFirst(), heavy_pool()
-    app.state.heavy_pool = pool
+    app.state.heavy_pool, app.state.heavy_lane = pool, lane
+
+    def far(view: Pipeline, stage: str, req: RetrieveRequest) -> Callable:
+        "A heavy request's response from a worker process (None when the lane does not run: then the pool runs it)."
+        def run():
+            if lane is None: return None
+            try: out = lane.run(view.tenant, stage, req.model_dump_json())
+            except WorkerError as e: raise HTTPException(503, f"a worker process failed ({e}); retry shortly", headers={"Retry-After": "2"})
+            if out is None: return None
+            status, headers, body = out
+            return Response(body, status, headers, media_type="application/json")
+        return run
 
     async def principal(request: Request):   # async: microseconds of work, so no trip to a worker thread
         "The caller's `Principal` (None without keys); 401 when keys are configured and the request has no valid one."
@@ -253,19 +278,21 @@ def create_app(pipeline: Pipeline | None = None, # default: `Pipeline()` from th
     @app.get("/health")
     def health(request: Request) -> dict:
         "Liveness, and what the index holds (with keys: only to a caller with a valid key)."
-        if ring is None: return health_report(p)
+        lane_mode = lane.mode if lane is not None else "thread (settings.heavy_lane is 'thread')"
+        if ring is None: return {**health_report(p), "heavy_lane": lane_mode}
         who = ring.authenticate(_presented_key(request))
-        return health_report(view_of(who)) if who is not None and who.may(Role.READER) else {"status": "ok"}
+        return {**health_report(view_of(who)), "heavy_lane": lane_mode} if who is not None and who.may(Role.READER) else {"status": "ok"}
 
     @app.post("/retrieve", response_model=RetrieveResponse)
     def retrieve(req: RetrieveRequest, view: Pipeline = Depends(caller)) -> RetrieveResponse:
         "Stage [1]: route, hybrid search, rerank; the pipeline design's `/retrieve` response."
-        return _serve(heavy, order, pool, req, view.settings, lambda: run_request(view, "retrieve", req))
+        return _serve(heavy, order, pool, req, view.settings, lambda: run_request(view, "retrieve", req), far(view, "retrieve", req))
 
     @app.post("/answer", response_model=AnswerResponse, response_model_exclude_none=True)
     def answer(req: AnswerRequest, view: Pipeline = Depends(caller)):
         "Stages [1]-[4]: CRAG loop, generation, verification; refusals are 200s with `is_refusal`."
-        return _serve(heavy, order, pool, req, view.settings, lambda: JSONResponse(run_request(view, "answer", req).model_dump(mode="json")))
+        return _serve(heavy, order, pool, req, view.settings, lambda: JSONResponse(run_request(view, "answer", req).model_dump(mode="json")),
+                      far(view, "answer", req))
 
     if not open_docs:
         @app.get("/openapi.json", include_in_schema=False)
@@ -296,4 +323,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, pipeline: Pipeline | None =
     print("cragrag: no API keys configured: serving on loopback only; anyone on this machine can call it" if ring is None
           else f"cragrag: {len(ring)} API keys; every request needs one and sees only its tenant's documents", flush=True)
     if warm: print(f"cragrag: models loaded in {p.warm() / 1000:.1f} s", flush=True)
-    uvicorn.run(create_app(p, keys=ring), host=host, port=port)
+    app = create_app(p, keys=ring)
+    if (lane := app.state.heavy_lane) is not None and warm:   # (the app's startup would start it too; here it is said)
+        lane.start(); print(f"cragrag: heavy requests: {lane.mode}", flush=True)
+    uvicorn.run(app, host=host, port=port)

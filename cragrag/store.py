@@ -739,3 +739,16 @@ def check_store(store, sample=None) -> None:
     _check_reads(store, points)
     _check_queries(store, encode)
     _check_updates(store, points, encode)
+
+# %% ../nbs/15_store.ipynb #b1181aa2
+@patch
+def copy_to(self: EdgeStore, dest) -> Path:
+    "Flush, then copy the shard and its record into the new folder `dest` (a private index for a helper process)."
+    dest = Path(dest)
+    if self._shard is None: raise StoreError(f"collection {self.collection!r} does not exist in {self.path}: nothing to copy")
+    if (dest / self.collection).exists(): raise StoreError(f"{dest / self.collection} exists: copy into a new folder")
+    self.shard.flush()
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(self.dir, dest / self.collection)
+    if self.record_path.exists(): shutil.copy2(self.record_path, dest / self.record_path.name)
+    return dest
