@@ -164,7 +164,7 @@ class Settings(BaseSettings):
     trace_max_bytes: int = Field(50_000_000, ge=10_000, description="a day's trace file rotates (traces.1.jsonl, …) past this size")
     # --- trust boundaries (see the docs' Security page) ------------------------------------------
     mask_pii: bool = Field(True, description=
-        "mask personal data (주민등록번호, 외국인등록번호, phone numbers, e-mail, card and account numbers, passports) before "
+        "mask personal data (주민등록번호, 외국인등록번호, phone numbers, e-mail, card and account numbers, passports, street addresses) before "
         "anything is written (traces, logs) and before text leaves the process (LLM prompts, external sources)")
     injection_policy: Literal["flag", "refuse"] = Field("flag", description=
         "an answer that relies on a chunk with instruction-like text: flag it in the verification, or refuse")

@@ -23,7 +23,7 @@ class PIIMatch:
     text: str   # the characters as written (full-width digits stay full-width)
 
 PII_TAGS = {"resident_id": "[주민등록번호]", "foreigner_id": "[외국인등록번호]", "phone": "[전화번호]", "email": "[이메일]",
-            "card": "[카드번호]", "account": "[계좌번호]", "passport": "[여권번호]"}   # kind → the tag that replaces it
+            "card": "[카드번호]", "account": "[계좌번호]", "passport": "[여권번호]", "address": "[주소]"}   # kind → the tag that replaces it
 
 # %% ../nbs/04_pii.ipynb #d449cdf2
 _DASHES = dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe58\ufe63\uff0d", "-")
@@ -149,8 +149,28 @@ def _passports(view: str) -> Iterator[tuple[str, int, int]]:
     for m in _PASSPORT_RE.finditer(view):
         if _labelled(view, m.start(), r"여권|passport"): yield "passport", m.start(), m.end()
 
+# %% ../nbs/04_pii.ipynb #76b6ab41
+_SIDO = r"서울|부산|대구|인천|광주|대전|울산|세종|경기|강원|충북|충남|전북|전남|경북|경남|제주"
+_PROVINCE = rf"(?:{_SIDO})(?:특별시|광역시|특별자치시|특별자치도|도|시)|(?:충청|전라|경상)(?:남|북)도"   # written out: may stand alone
+_PROVINCE_SHORT = rf"(?:{_SIDO})"                                                                   # 서울, 경기: only before a 시·군·구
+_NOT_DISTRICT = (r"(?!(?:청|요|연|추|강|촉|탐|복|욕|수|기|도|용|지|전|출|입|가|구)구\s"                      # 청구, 요구, 연구 …
+                 r"|(?:즉|실|개|표|게|당|동|제|지|명|고|공|수|임|상|평|전|감|무|잠|일|역|혹|다|중|경|호|착|응|교|유|간|별)시\s)")  # 즉시, 실시 …
+_DISTRICT = _NOT_DISTRICT + rf"(?!(?:{_PROVINCE})\s)[가-힣]{{1,5}}(?:시|군|구)"   # never a 시·도: an address starts at its 시·도
+_ROAD = (r"(?![가-힣]*으로\s)(?!(?:별도|새|주|서|바|도|때|스스|함부|대|이|그|저|앞으|뒤|위|아래)로\s)"   # particles and adverbs
+         r"[가-힣\d]{1,10}(?:로|길)")
+_NOT_QUANTITY = (r"(?!\d|(?:원|만|억|천|조|달러|%|퍼센트|년|개월|일|명|건|회|호|항|세|배|분|시간|주|퍼|개|차|급|등|부|단계|번|장|"
+                 r"쪽|매|통|가지|인|종|살|킬로|km|m\b|위|대|권|칸|줄|곳|점|\.\d))")
+_PLACE = (rf"(?<![가-힣])(?:(?:{_PROVINCE})\s+(?:{_DISTRICT}\s+){{0,2}}"            # 서울특별시 (강남구), 세종특별자치시
+          rf"|(?:{_PROVINCE_SHORT})\s+(?:{_DISTRICT}\s+){{1,2}}|(?:{_DISTRICT}\s+){{1,2}})")   # 서울 강남구; 강남구
+_ADDRESS_RE = re.compile(rf"{_PLACE}(?:[가-힣]{{1,5}}(?:읍|면)\s+)?{_ROAD}\s*(?:지하\s*)?\d{{1,5}}(?:-\d{{1,4}})?{_NOT_QUANTITY}"   # 도로명
+                         rf"|{_PLACE}[가-힣\d]{{1,6}}(?:동|리|가)\s+(?:산\s*)?\d{{1,5}}(?:-\d{{1,4}})?(?:번지)?{_NOT_QUANTITY}")  # 지번
+
+def _addresses(view: str) -> Iterator[tuple[str, int, int]]:
+    "Road-name and lot-number addresses: a 시·군·구, then a road (or a 동·리·가) and its number."
+    for m in _ADDRESS_RE.finditer(view): yield "address", m.start(), m.end()
+
 # %% ../nbs/04_pii.ipynb #77da9bd9
-_DETECTORS = (_residents, _cards, _phones, _accounts, _passports, _emails)   # an earlier detector wins an overlap
+_DETECTORS = (_residents, _cards, _phones, _accounts, _passports, _emails, _addresses)   # an earlier detector wins an overlap
 
 def find_pii(text: str) -> list[PIIMatch]:
     "Personal data in `text`, in order and non-overlapping (positions in `text` itself)."

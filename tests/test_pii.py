@@ -77,7 +77,11 @@ def test_shared_corpus_has_no_false_positives():
 def _valid_pii(r: random.Random) -> tuple[str, str, str]:
     "A random (kind, label, value) with correct check digits."
     d = date.fromordinal(date(1930, 1, 1).toordinal() + r.randrange(95 * 365))
-    kind = r.choice(["resident_id", "foreigner_id", "card", "phone"])
+    kind = r.choice(["resident_id", "foreigner_id", "card", "phone", "address"])
+    if kind == "address":                                                    # a road-name address, a made-up road
+        road = "".join(r.choices("가나다라마바사아자차카타파하한솔빛누리", k=r.randrange(2, 5))) + r.choice(["로", "대로", "길", f"로{r.randrange(1, 40)}길"])
+        place = r.choice(["서울특별시 마포구", "부산광역시 해운대구", "경기도 성남시 분당구", "충청남도 천안시 동남구", "세종특별자치시 조치원읍"])
+        return kind, "", f"{place} {road} {r.randrange(1, 3000)}" + (f"-{r.randrange(1, 99)}" if r.random() < 0.3 else "")
     if kind == "card":
         d15 = r.choice("3456") + "".join(r.choices("0123456789", k=14))
         return kind, "카드번호 ", next(d15 + str(x) for x in range(10) if luhn_ok(d15 + str(x)))
