@@ -278,10 +278,9 @@ def create_app(pipeline: Pipeline | None = None, # default: `Pipeline()` from th
     @app.get("/health")
     def health(request: Request) -> dict:
         "Liveness, and what the index holds (with keys: only to a caller with a valid key)."
-        lane_mode = lane.mode if lane is not None else "thread (settings.heavy_lane is 'thread')"
-        if ring is None: return {**health_report(p), "heavy_lane": lane_mode}
-        who = ring.authenticate(_presented_key(request))
-        return {**health_report(view_of(who)), "heavy_lane": lane_mode} if who is not None and who.may(Role.READER) else {"status": "ok"}
+        who = None if ring is None else ring.authenticate(_presented_key(request))
+        if ring is not None and (who is None or not who.may(Role.READER)): return {"status": "ok"}
+        return {**health_report(view_of(who)), "heavy_lane": lane.mode if lane is not None else "thread (settings.heavy_lane is 'thread')"}
 
     @app.post("/retrieve", response_model=RetrieveResponse)
     def retrieve(req: RetrieveRequest, view: Pipeline = Depends(caller)) -> RetrieveResponse:

@@ -106,8 +106,8 @@ def worker_main(argv: list[str] | None = None):
     "A worker process's loop (started by `Worker`): build the pipeline, then answer requests until the socket closes."
     conn = Connection(int((argv or sys.argv)[1]))
     settings, nice = conn.recv()
-    try: os.setpriority(os.PRIO_PROCESS, 0, nice)   # before any thread starts: they all inherit it
-    except (AttributeError, OSError): pass
+    from cragrag.server import _lower_priority
+    _lower_priority(nice)                            # before any thread starts: they all inherit it
     try:
         from cragrag.pipeline import Pipeline
         p = Pipeline(settings); p.store; load_ms = p.warm()
