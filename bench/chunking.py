@@ -3,8 +3,8 @@ measured in the same run, at the configured chunk size (default `chunk_max_chars
 embeddings are computed for). Prints figures; asserts nothing.   python bench/chunking.py [CORPUS_DIR]"""
 import statistics, sys, time
 from pathlib import Path
-from cragrag.config import load_settings
-from cragrag.documents import chunk_document, load_documents
+from cragrag.core.config import load_settings
+from cragrag.indexing.documents import chunk_document, load_documents
 
 corpus = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "shared" / "corpus")
 W = load_settings().chunk_max_chars   # CRAGRAG_CHUNK_MAX_CHARS=800 to profile another size

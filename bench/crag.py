@@ -15,9 +15,9 @@ course notebook.
     python bench/crag.py [--questions PATH] [--llm-seconds 2.0]
 """
 import argparse, json, time
-from cragrag.judge import JudgeCRAG
-from cragrag.llm import OpenAICompatibleLLM
-from cragrag.pipeline import Pipeline
+from cragrag.course.judge import JudgeCRAG
+from cragrag.models.llm import OpenAICompatibleLLM
+from cragrag.answering.pipeline import Pipeline
 from cragrag.testing.judge_replies import judge_responder
 from cragrag.testing.scripted import ScriptedLLMServer
 from crag_designs import design_row, load_question_set, summarize_rows   # bench/ is on sys.path when run as a script

@@ -1,4 +1,4 @@
-"""How `bench/crag.py` and the course notebook (`nbs/39_crag_course.ipynb`) measure a CRAG design on a question set:
+"""How `bench/crag.py` and the course notebook (`nbs/course/39_crag_course.ipynb`) measure a CRAG design on a question set:
 the question set, one comparable row per question, and the summary figures.
 
 `cragrag/data/crag_questions.jsonl` holds 32 questions about the bundled corpus in three kinds: answerable (12, with
@@ -12,7 +12,7 @@ These helpers measure; they are not part of the library, so they live with the b
 import json
 from importlib.resources import files
 from pathlib import Path
-from cragrag.judge import JudgeCRAG
+from cragrag.course.judge import JudgeCRAG
 
 def load_question_set(path=None) -> list[dict]:
     "The bundled CRAG question set (question, kind, gold) or a JSONL file of the same shape."

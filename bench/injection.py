@@ -26,9 +26,9 @@ wrongly flagged on the demo corpus alone and on the corpus with the planted docu
 import argparse, json, re, time
 from collections import Counter
 from pathlib import Path
-from cragrag.documents import load_document
-from cragrag.eval import bundled_golden
-from cragrag.pipeline import Pipeline
+from cragrag.indexing.documents import load_document
+from cragrag.evaluate.eval import bundled_golden
+from cragrag.answering.pipeline import Pipeline
 from cragrag.testing.judge_replies import judge_responder
 from cragrag.testing.scripted import ScriptedLLMServer
 

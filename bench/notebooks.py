@@ -4,7 +4,7 @@ the seconds it took and whether it passed, then checks that `git status --porcel
 (a notebook must write nothing into the repository). The budget is 120 s per notebook on the 2-core reference
 machine; a notebook over it is flagged SLOW (it still passes).
 
-    python bench/notebooks.py                       # nbs/*.ipynb and nbs/tutorials/*.ipynb
+    python bench/notebooks.py                       # nbs/**/*.ipynb, the course track last
     python bench/notebooks.py 21 22 80_pipeline     # a subset: names or prefixes of notebook stems
     python bench/notebooks.py --tutorials-only      # only nbs/tutorials/
     python bench/notebooks.py --exclude 39 --json /tmp/times.json
@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NBS = ROOT / "nbs"
 
 def notebooks(include_tutorials: bool = True, tutorials_only: bool = False) -> list[Path]:
-    "Library notebooks (nbs/*.ipynb, not `_`-prefixed) then the course track (nbs/tutorials/*.ipynb)."
-    lib = sorted(p for p in NBS.glob("*.ipynb") if not p.name.startswith(("_", ".")))
+    "Library notebooks (nbs/ and its layer folders, not `_`-prefixed) then the course track (nbs/tutorials/*.ipynb)."
+    lib = sorted(p for p in NBS.rglob("*.ipynb") if p.parent.name != "tutorials" and not any(x.startswith(("_", ".")) for x in p.relative_to(NBS).parts))
     tut = sorted(p for p in (NBS / "tutorials").glob("*.ipynb") if not p.name.startswith(("_", ".")))
     if tutorials_only: return tut
     return lib + (tut if include_tutorials else [])

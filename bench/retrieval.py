@@ -23,17 +23,17 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-from cragrag.config import Settings
-from cragrag.documents import chunk_document, load_demo_corpus, load_documents
-from cragrag.embedding import EmbeddingCache, bundled_cache, make_embedder, text_key
-from cragrag.eval import article_metrics, bootstrap_ci, bundled_golden, load_golden, paired_diff_ci
-from cragrag.index import index_chunks
-from cragrag.rerank import CalibratedReranker
-from cragrag.routing import classify_query
-from cragrag.schema import SearchStrategy
-from cragrag.search import SearchContext, rerank, search_candidates, search_rrf_only
-from cragrag.sparse import KiwiBM25
-from cragrag.store import open_store
+from cragrag.core.config import Settings
+from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_documents
+from cragrag.models.embedding import EmbeddingCache, bundled_cache, make_embedder, text_key
+from cragrag.evaluate.eval import article_metrics, bootstrap_ci, bundled_golden, load_golden, paired_diff_ci
+from cragrag.indexing.build import index_chunks
+from cragrag.retrieval.rerank import CalibratedReranker
+from cragrag.retrieval.routing import classify_query
+from cragrag.core.schema import SearchStrategy
+from cragrag.retrieval.search import SearchContext, rerank, search_candidates, search_rrf_only
+from cragrag.models.sparse import KiwiBM25
+from cragrag.indexing.store import open_store
 
 T_START = time.perf_counter()
 root = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ orders them as `retrieve()` does.
     python bench/retrieval_candidates.py [--candidates doc-prf,glossary,doc-route] [--no-whole]
 
 - `doc-prf`: pseudo-relevance feedback's dense search restricted to the documents of the first-pass top `prf_docs` hits;
-- `glossary`: the question and its glossary rewrite (cragrag.crag.apply_glossary) searched both, fused by RRF (k=60);
+- `glossary`: the question and its glossary rewrite (cragrag.decide.gate.apply_glossary) searched both, fused by RRF (k=60);
 - `doc-route`: BM25 of the question over each document's title, chapter headings and article titles; the top two
   documents get an extra document-filtered search, fused with the normal one by RRF (k=60);
 - `title-field`: BM25 over each chunk's article title and chapter alone (a second collection with the same ids),
@@ -13,7 +13,7 @@ orders them as `retrieve()` does.
 - `score-order`: the calibrated reranker ordering candidates by its probability instead of keeping retrieval order;
 - `law-route`: the documents whose title the question names (in full, as a tail, or abbreviated: 소방시설법, 보험업법,
   화재예방법 시행령; the level must agree) get an extra document-filtered search, fused by RRF (k=60).
-- `ref-hop`: the legal reference graph (cragrag.refgraph.ReferenceGraph), one hop. Every chunk's references (제N조,
+- `ref-hop`: the legal reference graph (cragrag.indexing.refgraph.ReferenceGraph), one hop. Every chunk's references (제N조,
   「법」 제N조, 법/영/규칙 제N조 with the document's own 이하 "법" definitions, 같은 법, lists, 준용, 대통령령으로 정하는, 별표 N)
   become edges between indexed articles; the articles one hop from the top five (both directions, so a delegating act
   reaches the decree article that cites it) are candidates. The one closest to the question (dense) takes the fourth
@@ -28,20 +28,21 @@ import argparse, json, math, re
 from collections import Counter, defaultdict
 from pathlib import Path
 import numpy as np
-from cragrag.config import Settings
-from cragrag.crag import apply_glossary, load_glossary
-from cragrag.documents import chunk_document, load_demo_corpus, load_documents
-from cragrag.embedding import EmbeddingCache, bundled_cache, make_embedder
-from cragrag.eval import article_metrics, bundled_golden, load_golden, paired_diff_ci
-from cragrag.index import index_chunks
-from cragrag.korean import GENERIC_LAW_WORDS, find_article_refs, law_level, law_match, law_norm
-from cragrag.refgraph import ReferenceGraph
-from cragrag.rerank import CalibratedReranker
-from cragrag.routing import classify_query
-from cragrag.schema import SearchStrategy
-from cragrag.search import SearchContext, _hits, rerank, search_candidates, search_rrf_only
-from cragrag.sparse import KiwiBM25, analyze
-from cragrag.store import StorePoint, open_store
+from cragrag.core.config import Settings
+from cragrag.text.glossary import apply_glossary, load_glossary
+from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_documents
+from cragrag.models.embedding import EmbeddingCache, bundled_cache, make_embedder
+from cragrag.evaluate.eval import article_metrics, bundled_golden, load_golden, paired_diff_ci
+from cragrag.indexing.build import index_chunks
+from cragrag.text.korean import GENERIC_LAW_WORDS, find_article_refs, law_level, law_match, law_norm
+from cragrag.indexing.refgraph import ReferenceGraph
+from cragrag.retrieval.rerank import CalibratedReranker
+from cragrag.retrieval.routing import classify_query
+from cragrag.core.schema import SearchStrategy
+from cragrag.retrieval.search import SearchContext, to_hits, rerank, search_candidates, search_rrf_only
+from cragrag.models.sparse import KiwiBM25
+from cragrag.text.morphology import analyze
+from cragrag.indexing.store import StorePoint, open_store
 
 root = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
@@ -75,7 +76,7 @@ def build(name, docs, c):
     return ctx
 
 def one_hop(ctx, top):
-    "Articles one reference away from `top` (cragrag.refgraph, both directions), in order, excluding `top` and articles not indexed."
+    "Articles one reference away from `top` (cragrag.indexing.refgraph, both directions), in order, excluding `top` and articles not indexed."
     g, out = GRAPH[id(ctx)], []
     for a in top:
         for x in g.neighbours(a):
@@ -87,7 +88,7 @@ def ref_hop(ctx, query, strategy, slot=3):
     top = arts(base)[:5]
     nb = one_hop(ctx, top)
     if len(top) <= slot or not nb: return base
-    hop = [h for h in _hits(ctx.store.retrieve([i for a in nb for i in GRAPH[id(ctx)].chunks[a]], with_vectors=True)) if h.dense is not None]
+    hop = [h for h in to_hits(ctx.store.retrieve([i for a in nb for i in GRAPH[id(ctx)].chunks[a]], with_vectors=True)) if h.dense is not None]
     if not hop: return base
     best = max(hop, key=lambda h: float(np.dot(h.dense, qv)))
     there = [h for h in base if (h.payload.get("doc_id"), h.payload.get("article_id")) == top[slot] and h.dense is not None]
@@ -131,7 +132,7 @@ def doc_prf(ctx, query, strategy):
     if not fb or SearchStrategy(strategy) == SearchStrategy.BM25_HEAVY: return hits
     v = ctx.query_vec + s.prf_weight * np.mean(fb, axis=0); v = v / (np.linalg.norm(v) or 1)
     found = ctx.store.dense(v, s.top_k * s.search_prefetch_multiplier, {"doc_id": sorted({h.payload.get("doc_id") for h in hits[:m]})}, with_vectors=True)
-    out = _hits(found, {h.id: h for h in hits}); seen = {h.id for h in out}
+    out = to_hits(found, {h.id: h for h in hits}); seen = {h.id for h in out}
     out += [h for h in hits if h.id not in seen]
     for i, h in enumerate(out): h.rank = i + 1
     return out
@@ -181,7 +182,7 @@ def title_field(ctx, query, strategy):
     if not qv.indices: return base
     ids = [h.id for h in st2.sparse(qv, 30)]
     have = {h.id: h for h in base}
-    new = {h.id: h for h in _hits(ctx.store.retrieve([i for i in ids if i not in have], with_vectors=True))}
+    new = {h.id: h for h in to_hits(ctx.store.retrieve([i for i in ids if i not in have], with_vectors=True))}
     title_hits = [have.get(i) or new.get(i) for i in ids if (have.get(i) or new.get(i)) is not None]
     return fuse(ctx, query, base, title_hits, weights=(1.0, args.title_weight))
 

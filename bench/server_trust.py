@@ -3,7 +3,7 @@
     python bench/server_trust.py                       # 60 s per level: about 5 minutes
     python bench/server_trust.py --seconds 10          # a quick run
 
-The server is `cragrag.server.create_app` under uvicorn in a subprocess on 127.0.0.1, serving the bundled demo corpus
+The server is `cragrag.serve.server.create_app` under uvicorn in a subprocess on 127.0.0.1, serving the bundled demo corpus
 from an Edge folder, with an API keys file (so every request pays for authentication and tenant scoping, as in
 production). The clients are httpx threads of this process (they share the machine's cores with the server).
 
@@ -17,7 +17,7 @@ production). The clients are httpx threads of this process (they share the machi
    client, where their response parsing also competes for the timing client's interpreter lock).
 
 Heavy requests run where the server's settings say: by default in a worker process (`heavy_lane="process"`, see
-`cragrag.workers`); `CRAGRAG_HEAVY_LANE=thread python bench/server_trust.py` measures the threads of the server process
+`cragrag.serve.workers`); `CRAGRAG_HEAVY_LANE=thread python bench/server_trust.py` measures the threads of the server process
 instead (an A/B of the two lanes). The lane in use is printed at the start.
 
 Diagnosis switches (environment): SRVTIME=1 prints the server's own time for each /retrieve (arrival to last byte);
@@ -45,15 +45,15 @@ def rss_mb(pid) -> float:
 
 if a.serve:   # the server process
     import uvicorn
-    from cragrag.pipeline import Pipeline
-    from cragrag.server import create_app
+    from cragrag.answering.pipeline import Pipeline
+    from cragrag.serve.server import create_app
     work = Path(a.serve)
     p = Pipeline(qdrant_path=work / "edge", trace_dir=work / "trace", api_keys_file=work / "keys.json")
     p.warm()
     if os.environ.get("SWI"): sys.setswitchinterval(float(os.environ["SWI"]))
     if os.environ.get("NOPAUSE"):   # A/B: heavy work neither gives way nor runs at a lower priority
-        import cragrag.server as S
-        S.LightFirst.pause = lambda self: None; S._lower_priority = lambda nice=10: None
+        import cragrag.serve.server as S
+        S.LightFirst.pause = lambda self: None; S.lower_priority = lambda nice=10: None
     app = create_app(p)
     if os.environ.get("SRVTIME"):   # diagnosis: the server's own time for each cheap /retrieve, arrival to last byte
         inner = app
@@ -82,7 +82,7 @@ def flood(url, headers, qs, n, stop, codes, lock):
     return ths
 
 if a.flood_client:   # the flood's own process: runs until stdin closes, then writes its status codes
-    from cragrag.eval import bundled_golden
+    from cragrag.evaluate.eval import bundled_golden
     url, key, out = a.flood_client
     stop, codes, lock = threading.Event(), [], threading.Lock()
     ths = flood(url, {"Authorization": f"Bearer {key}"}, [q.question for q in bundled_golden()], a.flood, stop, codes, lock)
@@ -90,9 +90,9 @@ if a.flood_client:   # the flood's own process: runs until stdin closes, then wr
     for t in ths: t.join()
     Path(out).write_text(json.dumps([str(c) for c in codes])); sys.exit()
 
-from cragrag.auth import KeyRing, save_keys
-from cragrag.eval import bundled_golden
-from cragrag.pipeline import Pipeline
+from cragrag.serve.auth import KeyRing, save_keys
+from cragrag.evaluate.eval import bundled_golden
+from cragrag.answering.pipeline import Pipeline
 
 def pct(xs, q): return float(np.percentile(xs, q)) if len(xs) else float("nan")
 work = Path(tempfile.mkdtemp(prefix="cragrag-bench-"))

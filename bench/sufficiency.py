@@ -13,9 +13,9 @@ p50/p95 latency of both modes; then the confusion table and the design's refund 
 import argparse, collections, sys, time
 from pathlib import Path
 import numpy as np
-from cragrag.documents import demo_corpus_dir, load_demo_corpus, revisions_dir
-from cragrag.pipeline import Pipeline
-from cragrag.sufficiency_eval import gold_coverage, load_sufficiency_golden, sufficiency_report
+from cragrag.indexing.documents import demo_corpus_dir, load_demo_corpus, revisions_dir
+from cragrag.answering.pipeline import Pipeline
+from cragrag.evaluate.sufficiency_eval import gold_coverage, load_sufficiency_golden, sufficiency_report
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--shared", action="store_true", help="also the shared-corpus questions (needs ../shared/corpus)")
@@ -39,7 +39,7 @@ def run(rows, paths, label):
             conf[(r["verdict"], s["verdict"])] += 1
             searches.append(s["searches"])
     # the rounds' detail: the same loop run directly (deterministic), to read its round records
-    from cragrag.sufficiency import Budget, run_sufficiency
+    from cragrag.decide.sufficiency.loop import Budget, run_sufficiency
     for r in rows:
         o = run_sufficiency(r["question"], p.search, exists=lambda c: bool(p.store.retrieve([c])), laws=p.indexed_titles(),
                             budget=Budget(max_rounds=p.settings.sufficiency_max_rounds, max_searches=p.settings.sufficiency_max_searches),

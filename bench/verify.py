@@ -12,8 +12,8 @@
 import argparse, json, re, statistics, time
 from collections import Counter
 from pathlib import Path
-from cragrag.documents import chunk_document, load_demo_corpus, load_documents
-from cragrag.verify import parse_chunk, verify_answer
+from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_documents
+from cragrag.check.verify import parse_chunk, verify_answer
 
 root = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()

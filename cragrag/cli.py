@@ -60,11 +60,11 @@ def main(argv: list[str] | None = None) -> int:
 # %% ../nbs/90_cli.ipynb #5dd0fccf
 STORE_ARGS = (arg("--qdrant-path", help="embedded Qdrant folder (default: settings.qdrant_path)"),
               arg("--collection", help="collection name (default: settings.collection)"),
-              arg("--tenant", help="read and write only this tenant's chunks (see cragrag.tenancy)"))
+              arg("--tenant", help="read and write only this tenant's chunks (see cragrag.indexing.tenancy)"))
 
 def _pipeline(args):
     "The `Pipeline` of the settings, on the store (and for the tenant) the command line names."
-    from cragrag.pipeline import Pipeline
+    from cragrag.answering.pipeline import Pipeline
     given = {k: getattr(args, k, None) for k in ("qdrant_path", "collection")}
     return Pipeline(tenant=getattr(args, "tenant", None), **{k: v for k, v in given.items() if v})
 
@@ -84,7 +84,7 @@ def _pairs(items: list[str] | None, option: str) -> dict | None:
          arg("--limit", type=int, default=50, help="chunks to print (default: 50)"))
 def cmd_chunks(args) -> int:
     "Print the chunks of documents (or of the demo corpus)."
-    from cragrag.pipeline import Pipeline
+    from cragrag.answering.pipeline import Pipeline
     p = Pipeline(**({"chunk_max_chars": args.max_chars} if args.max_chars else {}))
     chunks = p.chunk(p.load(args.paths or None))
     for c in chunks[: args.limit]:
@@ -97,14 +97,14 @@ def cmd_chunks(args) -> int:
 @command("config", "print the effective settings (secrets masked)")
 def cmd_config(args) -> int:
     "Print the effective settings (secrets masked)."
-    from cragrag.config import load_settings
+    from cragrag.core.config import load_settings
     print(load_settings().model_dump_json(indent=2))
     return 0
 
 # %% ../nbs/90_cli.ipynb #0dd0469f
 def _claim(p, recreate: bool) -> None:
     "Fail now, before any file is parsed, if another process holds the index or (unless it is to be recreated) it is damaged."
-    from cragrag.store import check_lock
+    from cragrag.indexing.store import check_lock
     if recreate: check_lock(p.settings)   # --recreate replaces the index, so it need not (and, damaged, could not) be opened
     else: p.store
 
@@ -117,7 +117,7 @@ def _claim(p, recreate: bool) -> None:
          arg("--quiet", action="store_true", help="no progress bar"), *STORE_ARGS)
 def cmd_index(args) -> int:
     "Index files and folders (or the demo corpus with --demo)."
-    from cragrag.documents import SUFFIXES, iter_files, load_documents
+    from cragrag.indexing.documents import SUFFIXES, iter_files, load_documents
     if not args.paths and not args.demo: print("cragrag index: give files/folders, or --demo", file=sys.stderr); return 2
     payload = _pairs(args.payload, "--payload")
     with _pipeline(args) as p:
@@ -177,21 +177,23 @@ def _source_lines(res, n: int = 3) -> list[str]:
     return [f"sources ({head} of {len(res.sources)} in the context):"] + [f"  {i}. {score(s)} {_where(s)}" for i, s in enumerate(shown, 1)]
 
 # %% ../nbs/90_cli.ipynb #6b18b0d2
+def _check_lines(res) -> list[str]:
+    "What the checks found: the verification, the three-way branch, the guardrails' flags."
+    L, v, c = [], res.verification, res.checks or {}
+    if v: L += [f"verification: {v.risk_level.value}" + (f", groundedness {v.groundedness:.2f}" if v.groundedness is not None else ""),
+                *(f"  ! {w}" for w in v.warnings)]
+    elif not res.is_refusal: L.append(f"verification: pass ({len(res.citations)} cited claims supported by the sources)")
+    if (cr := res.corrective): L.append(f"three-way: {cr['verdict']} → {cr['strategy']}" + (f" (external: {cr['blocked']})" if cr["blocked"] else ""))
+    flags = [f"masked {', '.join(c['masked'])}" if c.get("masked") else "", "harmful wording" if c.get("no_harmful_content") is False else "",
+             "no citation" if c.get("has_source_citation") is False and not res.is_refusal else ""]
+    return L + (["guardrails: " + "; ".join(f for f in flags if f)] if any(flags) else [])
+
 def print_answer(res, trace: dict | None = None):
     "Pretty-print an `AnswerResponse` (and what its trace record says about the CRAG loop and LLM calls)."
     L = [f"route: {res.route.query_type.value} / {res.route.strategy.value}   trace {res.trace_id[:8]}", *_crag_lines(trace)]
     if res.is_refusal: L.append(f"refused ({res.refusal_reason}): {res.answer}")
     else: L += [f"answer ({res.generator}):", *("  " + l for l in res.answer.splitlines()), *_source_lines(res)]
-    if res.verification:
-        g = f", groundedness {res.verification.groundedness:.2f}" if res.verification.groundedness is not None else ""
-        L += [f"verification: {res.verification.risk_level.value}{g}", *(f"  ! {w}" for w in res.verification.warnings)]
-    elif not res.is_refusal: L.append(f"verification: pass ({len(res.citations)} cited claims supported by the sources)")
-    if res.corrective: L.append(f"three-way: {res.corrective['verdict']} → {res.corrective['strategy']}"
-                                + (f" (external: {res.corrective['blocked']})" if res.corrective["blocked"] else ""))
-    c = res.checks or {}
-    flags = [f"masked {', '.join(c['masked'])}" if c.get("masked") else "", "harmful wording" if c.get("no_harmful_content") is False else "",
-             "no citation" if c.get("has_source_citation") is False and not res.is_refusal else ""]
-    if any(flags): L.append("guardrails: " + "; ".join(f for f in flags if f))
+    L += _check_lines(res)
     if trace is not None: L.append(f"LLM calls: {len(trace.get('llm_calls') or [])}")
     searches = [a["ms"] for a in ((trace or {}).get("crag") or {}).get("attempts") or []]
     L.append((f"retrieve: {sum(searches)} ms   " if searches else "") + f"answer: {res.elapsed_ms} ms")
@@ -241,8 +243,8 @@ def cmd_ask(args) -> int:
          arg("--json", action="store_true", help="print the summary as JSON"))
 def cmd_trace_summary(args) -> int:
     "Aggregate the trace files (the pipeline design's trace_summary)."
-    from cragrag.traces import format_summary, read_traces, trace_summary
-    if not args.dir: from cragrag.config import load_settings   # (only then: no settings needed with --dir)
+    from cragrag.answering.traces import format_summary, read_traces, trace_summary
+    if not args.dir: from cragrag.core.config import load_settings   # (only then: no settings needed with --dir)
     recs, bad = read_traces(args.dir or load_settings().trace_dir, since=args.since, until=args.until, tenant=args.tenant)
     s = trace_summary(recs)
     if bad: s["unreadable_lines"] = bad
@@ -258,8 +260,8 @@ GOLDEN_ARGS = (arg("--golden", action="append", help="golden set, JSONL; repeat 
 
 def _golden_pipeline(args):
     "The questions and the pipeline of `eval` / `calibrate`, indexing what they need first."
-    from cragrag.eval import bundled_golden, load_golden
-    from cragrag.index import collection_info
+    from cragrag.evaluate.eval import bundled_golden, load_golden
+    from cragrag.indexing.build import collection_info
     qs = bundled_golden(args.split) if not args.golden else [
         q.model_copy(update={"id": f"{Path(g).stem}:{q.id}" if len(args.golden) > 1 else q.id})   # ids stay unique across files
         for g in args.golden for q in load_golden(g, args.field, args.split)]
@@ -285,8 +287,8 @@ def _headline(s: dict, k: int = 5) -> list[str]:
          arg("--quiet", action="store_true", help="no progress bar"), *STORE_ARGS)
 def cmd_eval(args) -> int:
     "Evaluate the index on a golden set and write the report."
-    from cragrag.eval import EvalRun, evaluate, gate_off, summarize, write_report
-    from cragrag.calibrate import calibration_status
+    from cragrag.evaluate.eval import EvalRun, evaluate, gate_off, summarize, write_report
+    from cragrag.decide.calibration import calibration_status
     base = EvalRun.load(args.compare) if args.compare else None
     qs, p = _golden_pipeline(args)
     with p:
@@ -312,7 +314,7 @@ def cmd_eval(args) -> int:
 def cmd_calibrate(args) -> int:
     "Calibrate the gate thresholds (or check the stored calibration)."
     from dataclasses import asdict
-    from cragrag.calibrate import calibrate, calibration_status, config_lines, plot_scores
+    from cragrag.decide.calibration import calibrate, calibration_status, config_lines, plot_scores
     if args.check:
         with _pipeline(args) as p: st = calibration_status(p.store)
         if st is None: print("no calibration recorded with this index: run cragrag calibrate"); return 1
@@ -363,7 +365,7 @@ def cmd_demo(args) -> int:
          arg("--port", type=int, default=8000, help="port (default: 8000)"), *STORE_ARGS)
 def cmd_serve(args) -> int:
     "Run the HTTP API until interrupted."
-    from cragrag.server import serve
+    from cragrag.serve.server import serve
     serve(args.host, args.port, _pipeline(args))
     return 0
 
@@ -377,8 +379,8 @@ def cmd_serve(args) -> int:
          arg("--env", action="store_true", help="add: print the key's CRAGRAG_API_KEYS entry instead of writing the keys file"))
 def cmd_keys(args) -> int:
     "Add, list or revoke API keys in the keys file."
-    from cragrag.auth import KeyRing, load_keys, save_keys
-    from cragrag.config import load_settings
+    from cragrag.serve.auth import KeyRing, load_keys, save_keys
+    from cragrag.core.config import load_settings
     f = Path(args.file or load_settings().api_keys_file or ".cragrag/keys.json")
     ring = load_keys(f) if f.exists() else KeyRing()
     if args.action == "list":
@@ -390,7 +392,7 @@ def cmd_keys(args) -> int:
         save_keys(ring, f); print(f"revoked {args.key_id}; {len(ring)} keys left in {f}"); return 0
     if not args.tenant: raise ValueError("cragrag keys add needs --tenant NAME")
     if args.env:
-        from cragrag.auth import inline_entry
+        from cragrag.serve.auth import inline_entry
         key, e = KeyRing().add(args.tenant, args.role)
         print(f"{key}\n(key for tenant {e['tenant']!r}, role {e['role']}: shown only now; add this entry to CRAGRAG_API_KEYS, "
               f"comma-separated:)\n{inline_entry(key, e['tenant'], e['role'])}")
@@ -404,6 +406,6 @@ def cmd_keys(args) -> int:
          arg("--dest", default="_site", help="output folder (default: _site)"))
 def cmd_docs(args) -> int:
     "Build the offline docs site."
-    from cragrag.docsite import build_site
+    from cragrag.tools.docsite import build_site
     print(f"docs site: {build_site(dest=args.dest) / 'index.html'}")
     return 0

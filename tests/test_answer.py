@@ -3,11 +3,11 @@ real HTTP, every LLM failure degrading to a refusal, traces and trace-summary, a
 import json, os, shutil, socket, subprocess, time
 import httpx, pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from cragrag.crag import REFUSAL_ANSWER
+from cragrag.decide.gate import REFUSAL_ANSWER
 from cragrag.testing.judge_replies import judge_responder
-from cragrag.pipeline import Pipeline
+from cragrag.answering.pipeline import Pipeline
 from cragrag.testing.scripted import Reply, ScriptedLLMServer
-from cragrag.traces import read_traces, trace_summary
+from cragrag.answering.traces import read_traces, trace_summary
 
 def run(*args, env=None):
     return subprocess.run(["cragrag", *args], capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
@@ -191,8 +191,8 @@ def test_semantic_judge_setting(demo_store, tmp_path):
             assert [c["purpose"] for c in p.last_trace["llm_calls"]] == ["generate", "semantic_judge"]
 
 def test_crag_on_off_ab_with_an_openai_compatible_model(llm_pipeline):
-    "The gate's A/B of `cragrag.eval` with the scripted OpenAI-compatible server: refusals, LLM calls and tokens, paired."
-    from cragrag.eval import bundled_golden, compare_runs, evaluate, gate_off, summarize
+    "The gate's A/B of `cragrag.evaluate.eval` with the scripted OpenAI-compatible server: refusals, LLM calls and tokens, paired."
+    from cragrag.evaluate.eval import bundled_golden, compare_runs, evaluate, gate_off, summarize
     p, srv = llm_pipeline
     qs = [q for q in bundled_golden("heldout") if q.category in ("paraphrase", "out_of_corpus")][:16]
     on, off = evaluate(p, qs, progress=False), evaluate(gate_off(p), qs, progress=False)

@@ -1,7 +1,7 @@
 "Property tests: chunking never loses or duplicates the text of a live article, and respects max_chars."
 import re
 from hypothesis import given, settings, strategies as st, HealthCheck
-from cragrag.documents import chunk_document, parse_legalize, parse_article_lines, Document, Line, load_documents
+from cragrag.indexing.documents import chunk_document, parse_legalize, parse_article_lines, Document, Line, load_documents
 from pathlib import Path
 
 CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"

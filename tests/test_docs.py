@@ -10,7 +10,7 @@ def built_site(tmp_path_factory) -> Path:
     if "site" not in _BUILT:
         if os.environ.get("CRAGRAG_SITE"): _BUILT["site"] = Path(os.environ["CRAGRAG_SITE"])
         else:
-            from cragrag.docsite import build_site
+            from cragrag.tools.docsite import build_site
             old = Path.cwd(); os.chdir(ROOT)
             try: _BUILT["site"] = build_site(dest=tmp_path_factory.mktemp("docs") / "site")
             finally: os.chdir(old)
@@ -21,10 +21,11 @@ def test_site(tmp_path_factory):
     site = built_site(tmp_path_factory)
     html_pages = [p for p in site.rglob("*.html") if "pagefind" not in p.relative_to(site).parts]
     pages = {p.relative_to(site).as_posix() for p in html_pages}
-    for nb in [*(ROOT / "nbs").glob("*.ipynb"), *(ROOT / "nbs").glob("tutorials/*.ipynb")]:
+    for nb in (ROOT / "nbs").rglob("*.ipynb"):
+        rel = nb.relative_to(ROOT / "nbs")
+        if any(x.startswith((".", "_")) for x in rel.parts): continue
         name = "index.html" if nb.stem == "index" else re.sub(r"^\d+_", "", nb.stem) + ".html"
-        name = f"tutorials/{name}" if nb.parent.name == "tutorials" else name
-        assert name in pages, name
+        assert (rel.parent / name).as_posix() in pages, rel
     for page in html_pages:
         html = page.read_text(encoding="utf-8")
         for href in re.findall(r'href="([^"#:]+)(?:#[^"]*)?"', html):
@@ -54,13 +55,13 @@ def test_site(tmp_path_factory):
     assert llms.startswith("# cragrag\n\n> ") and "- [The CRAG gate](crag.html): " in llms
     css = (site / "assets" / "site.css").read_text(encoding="utf-8")
     assert "prefers-color-scheme:dark" in css and "code span.kw" in css
-    from cragrag.docsite import _find_font, _pagefind
+    from cragrag.tools.docsite import _find_font, _pagefind
     if _find_font(): assert css.startswith("@font-face") and (site / "assets" / "fonts" / "OFL.txt").is_file()
     if _pagefind(): assert (site / "pagefind" / "pagefind-ui.js").is_file() and '<div id="search">' in home_html
 
 def test_readme_is_generated_from_index(tmp_path, monkeypatch):
-    from cragrag.docsite import build_readme
+    from cragrag.tools.docsite import build_readme
     monkeypatch.chdir(ROOT)
     out = build_readme(dest=tmp_path / "README.md")
     assert out.read_text(encoding="utf-8") == (ROOT / "README.md").read_text(encoding="utf-8"), \
-        "README.md is stale: run python -c 'from cragrag.docsite import build_readme; build_readme()'"
+        "README.md is stale: run python -c 'from cragrag.tools.docsite import build_readme; build_readme()'"

@@ -1,13 +1,13 @@
 "FLARE end to end: the bundled corpus, the scripted server, both modes; a wrong period is found and set right."
 import pytest
-from cragrag.flare import FlareBudget, flare_generate
-from cragrag.llm import CallLog, ExtractiveLLM, OpenAICompatibleLLM
-from cragrag.pipeline import Pipeline
-from cragrag.routing import classify_query
-from cragrag.schema import RiskLevel
+from cragrag.generate.flare import FlareBudget, flare_generate
+from cragrag.models.llm import CallLog, ExtractiveLLM, OpenAICompatibleLLM
+from cragrag.answering.pipeline import Pipeline
+from cragrag.retrieval.routing import classify_query
+from cragrag.core.schema import RiskLevel
 from cragrag.testing.flare_replies import FlareDraft, flare_responder
 from cragrag.testing.scripted import ScriptedLLMServer
-from cragrag.verify import verify_answer
+from cragrag.check.verify import verify_answer
 
 Q = "고지의무를 위반하면 언제까지 계약을 해지할 수 있나요?"
 D = FlareDraft(Q, "보험자는 고지의무 위반 사실을 안 날로부터 1월내에, 계약을 체결한 날로부터 5년내에 한하여 계약을 해지할 수 있습니다 (「상법」 제651조). "

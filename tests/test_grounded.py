@@ -6,10 +6,10 @@ import json, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from fastapi.testclient import TestClient
-from cragrag.crag import REFUSAL_ANSWER
-from cragrag.grounded import GroundedReply
-from cragrag.pipeline import Pipeline
-from cragrag.server import create_app
+from cragrag.decide.gate import REFUSAL_ANSWER
+from cragrag.generate.grounded import GroundedReply
+from cragrag.answering.pipeline import Pipeline
+from cragrag.serve.server import create_app
 from cragrag.testing.scripted import Reply, ScriptedLLMServer
 
 @pytest.fixture(scope="module")

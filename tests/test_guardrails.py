@@ -5,12 +5,12 @@ import re
 from datetime import date, timedelta
 from functools import lru_cache
 from hypothesis import given, settings, strategies as st
-from cragrag.documents import chunk_document, load_demo_corpus
-from cragrag.guardrails import (NO_CITATION_NOTICE, HarmfulContentFilter, apply_guardrails, default_harmful_filter,
+from cragrag.indexing.documents import chunk_document, load_demo_corpus
+from cragrag.check.guardrails import (NO_CITATION_NOTICE, HarmfulContentFilter, apply_guardrails, default_harmful_filter,
                                 has_source_citation)
-from cragrag.korean import split_units
-from cragrag.pii import PII_TAGS, find_pii, luhn_ok, mask_pii, rrn_check_digit
-from cragrag.verify import extract_numeric_facts
+from cragrag.text.korean import split_units
+from cragrag.text.pii import PII_TAGS, find_pii, luhn_ok, mask_pii, rrn_check_digit
+from cragrag.check.verify import extract_numeric_facts
 
 @lru_cache(maxsize=1)
 def chunks():

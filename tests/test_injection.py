@@ -5,15 +5,15 @@ import json, re
 from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
-from cragrag.critic import LLMSemanticJudge
-from cragrag.documents import chunk_document, load_demo_corpus, load_document, load_documents
-from cragrag.external import grade_retrieval
-from cragrag.injection import detect_instructions, instruction_risk
-from cragrag.judge import JudgeCRAG, JudgeState
-from cragrag.llm import BaseLLM
-from cragrag.prompts import PROMPTS, UNTRUSTED_RULE, _tag_rx, quote_untrusted, render_context, rewrite_messages
-from cragrag.schema import QueryType, Source
-from cragrag.verify import UNTRUSTED_FINDING, verify_answer
+from cragrag.check.critic import LLMSemanticJudge
+from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_document, load_documents
+from cragrag.decide.threeway import grade_retrieval
+from cragrag.text.injection import detect_instructions, instruction_risk
+from cragrag.course.judge import JudgeCRAG, JudgeState
+from cragrag.models.llm import BaseLLM
+from cragrag.models.prompts import PROMPTS, UNTRUSTED_RULE, _tag_rx, quote_untrusted, render_context, rewrite_messages
+from cragrag.core.schema import QueryType, Source
+from cragrag.check.verify import UNTRUSTED_FINDING, verify_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 REDTEAM = ROOT / "tests" / "data" / "redteam"

@@ -1,4 +1,4 @@
-"""The course graph on LangGraph (`cragrag.graph_adapter`) against the plain-Python runner (`cragrag.judge`): on the
+"""The course graph on LangGraph (`cragrag.course.graph_adapter`) against the plain-Python runner (`cragrag.course.judge`): on the
 bundled corpus, with the scripted judge over HTTP, both take the same steps, make the same LLM calls (by purpose)
 and give the same answer; LangGraph's recursion limit stops a loop that never converges; a missing LangGraph is a
 clear ImportError. Skipped when the `[langgraph]` extra is not installed."""
@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from cragrag.crag import REFUSAL_ANSWER
-from cragrag.graph_adapter import LangGraphCRAG, build_graph, require_langgraph
-from cragrag.judge import JudgeCRAG, JudgeState
-from cragrag.llm import CallLog, OpenAICompatibleLLM
-from cragrag.pipeline import Pipeline
+from cragrag.decide.gate import REFUSAL_ANSWER
+from cragrag.course.graph_adapter import LangGraphCRAG, build_graph, require_langgraph
+from cragrag.course.judge import JudgeCRAG, JudgeState
+from cragrag.models.llm import CallLog, OpenAICompatibleLLM
+from cragrag.answering.pipeline import Pipeline
 from cragrag.testing.judge_replies import judge_responder
 from cragrag.testing.scripted import Reply, ScriptedLLMServer
 

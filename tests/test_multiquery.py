@@ -1,8 +1,8 @@
-"Multi-query retrieval end to end on the bundled corpus (cragrag.multiquery)."
+"Multi-query retrieval end to end on the bundled corpus (cragrag.retrieval.multiquery)."
 from collections import Counter
 import pytest
-from cragrag.multiquery import norm_ws, pipeline_multi_search, rule_variants
-from cragrag.routing import classify_query
+from cragrag.retrieval.multiquery import norm_ws, pipeline_multi_search, rule_variants
+from cragrag.retrieval.routing import classify_query
 
 QUESTIONS = ["보험 깨면 돈 돌려받나요?", "보험 들 때 병 숨기면 어떻게 돼요", "보험금지급기준이 뭐예요",
              "상법 650조의 2", "보험업법 제102조의2 내용", "설계사가 보험 갈아타라고 했는데 괜찮나요"]
@@ -11,7 +11,7 @@ def hits(src): return [s for s in src if not s.metadata.get("sibling_of")]
 
 @pytest.fixture(scope="module")
 def p():
-    from cragrag.pipeline import Pipeline
+    from cragrag.answering.pipeline import Pipeline
     p = Pipeline(qdrant_path=":memory:", trace_enabled=False)
     p.index(progress=False)
     yield p

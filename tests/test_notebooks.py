@@ -1,9 +1,9 @@
-"Run every notebook's inline tests (what `nbdev_test` does), one pytest test per notebook: the library notebooks in `nbs/` and the Korean course track in `nbs/tutorials/`."
+"Run every notebook's inline tests (what `nbdev_test` does), one pytest test per notebook: the library notebooks in `nbs/` and its layer folders, and the Korean course track in `nbs/tutorials/`."
 import pytest
 from pathlib import Path
 
 NBS = Path(__file__).resolve().parent.parent / "nbs"
-NOTEBOOKS = sorted(p for p in [*NBS.glob("*.ipynb"), *NBS.glob("tutorials/*.ipynb")] if not p.name.startswith(("_", ".")))
+NOTEBOOKS = sorted(p for p in NBS.rglob("*.ipynb") if not any(part.startswith(("_", ".")) for part in p.relative_to(NBS).parts))
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.relative_to(NBS).with_suffix("").as_posix() for p in NOTEBOOKS])
 def test_notebook(nb, monkeypatch):

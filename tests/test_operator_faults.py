@@ -7,9 +7,9 @@ import json, os, shutil, signal, socket, subprocess, sys, warnings
 from pathlib import Path
 import pytest
 import cragrag
-from cragrag.documents import demo_corpus_dir
-from cragrag.index import index_status
-from cragrag.store import EdgeStore, StoreCorrupt
+from cragrag.indexing.documents import demo_corpus_dir
+from cragrag.indexing.build import index_status
+from cragrag.indexing.store import EdgeStore, StoreCorrupt
 
 SMALL = ["legalize-kr/보험사기방지특별법_법률.md", "regulate-kr/보험업감독규정_별표14.md", "regulate-kr/보험업감독규정_별표15.md"]
 DAMAGED = "is damaged or not a cragrag index ("
@@ -75,7 +75,7 @@ def test_serve_does_not_start_on_a_damaged_index(healthy, tmp_path):
     assert r.stderr.splitlines()[-1].startswith(f"cragrag: the index at {q / 'cragrag'} {DAMAGED}"), r.stderr
 
 def test_library_raises_store_corrupt(healthy, tmp_path):
-    from cragrag.pipeline import Pipeline
+    from cragrag.answering.pipeline import Pipeline
     q = damaged_copy(healthy, tmp_path, "cragrag/wal/open-1", b"\x07garbage" * 50)
     with pytest.raises(StoreCorrupt, match="rebuild it: cragrag index --recreate") as e:
         Pipeline(qdrant_path=q, trace_enabled=False).retrieve("보험사기 처벌")
@@ -103,8 +103,8 @@ def test_earlier_index_with_a_truncated_sqlite_is_one_line(tmp_path):
 
 KILLER = """
 import os, signal, sys
-from cragrag.pipeline import Pipeline
-from cragrag.store import EdgeStore
+from cragrag.answering.pipeline import Pipeline
+from cragrag.indexing.store import EdgeStore
 upsert, calls = EdgeStore.upsert, [0]
 def dying_upsert(self, points):
     calls[0] += 1
@@ -129,7 +129,7 @@ def test_kill_9_mid_index_is_incomplete_warns_once_and_resumes(tmp_path):
     assert warned == [l for l in r.stderr.splitlines() if l.startswith("cragrag:")] and len(warned) == 1, r.stderr
     assert warned[0].startswith("cragrag: collection 'cragrag' is incomplete: an index run did not finish (of 4 document(s)")
 
-    from cragrag.pipeline import Pipeline                                              # a library user: warned once, not failed
+    from cragrag.answering.pipeline import Pipeline                                              # a library user: warned once, not failed
     with Pipeline(qdrant_path=q, trace_enabled=False) as pl, warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         assert pl.retrieve("보험사기 처벌").sources and pl.retrieve("보험금 청구").sources

@@ -1,14 +1,14 @@
 """Personal data never reaches disk or leaves the process: the issue's finding (a question with a 주민등록번호 and a
-phone number stored verbatim in traces.jsonl) as a test, then properties of `cragrag.pii` over real statute text:
+phone number stored verbatim in traces.jsonl) as a test, then properties of `cragrag.text.pii` over real statute text:
 no false positives on the corpus, and random valid numbers inside statute sentences masked exactly."""
 import random
 from datetime import date
 from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from cragrag.documents import chunk_document, load_demo_corpus, load_documents
-from cragrag.pii import PII_TAGS, find_pii, luhn_ok, mask_obj, mask_pii, rrn_check_digit, rrn_checksum_ok
-from cragrag.traces import TraceWriter, read_traces
+from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_documents
+from cragrag.text.pii import PII_TAGS, find_pii, luhn_ok, mask_obj, mask_pii, rrn_check_digit, rrn_checksum_ok
+from cragrag.answering.traces import TraceWriter, read_traces
 
 SHARED = Path("/work/shared/corpus")
 RRN = "900101-1234568"          # checksum-valid

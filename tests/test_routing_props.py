@@ -1,7 +1,7 @@
 "Property tests for the router: total on arbitrary unicode, deterministic, insensitive to repeated whitespace."
 from hypothesis import given, settings, strategies as st
-from cragrag.routing import classify_query
-from cragrag.schema import QueryType, SearchStrategy
+from cragrag.retrieval.routing import classify_query
+from cragrag.core.schema import QueryType, SearchStrategy
 
 KOREANISH = st.text(alphabet=st.sampled_from(list("제조의항호별표부칙서식 0123456789-가나다보험금청구방법차이되나요?가능한가요①②「」vs")), max_size=80)
 

@@ -189,7 +189,7 @@ def test_screenshots(site, served, browser):
 def test_api_docs_offline(browser):
     "The HTTP API's /docs (Swagger UI) and /redoc render from the server's own files: nothing is fetched from elsewhere."
     fastapi, uvicorn = pytest.importorskip("fastapi"), pytest.importorskip("uvicorn")
-    from cragrag.server import add_local_docs, docs_assets
+    from cragrag.serve.server import add_local_docs, docs_assets
     if docs_assets() is None: pytest.skip("fastapi-offline not installed: /docs is the plain page")
     app = add_local_docs(fastapi.FastAPI(title="cragrag", docs_url=None, redoc_url=None))
     @app.get("/health")

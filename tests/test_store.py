@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import cragrag
-from cragrag.config import Settings
-from cragrag.store import (EdgeStore, QdrantStore, StoreError, StoreLocked, StorePoint, check_store, demo_points,
+from cragrag.core.config import Settings
+from cragrag.indexing.store import (EdgeStore, QdrantStore, StoreError, StoreLocked, StorePoint, check_store, demo_points,
                            legacy_collections, open_store, parse_filter, to_edge_filter, to_qdrant_filter)
-from cragrag.sparse import SparseVec
+from cragrag.models.sparse import SparseVec
 
 INDEXES = {"doc_id": "keyword", "article_id": "keyword", "seq": "integer"}
 LOCKED = "stop it, or use another qdrant_path / a Qdrant server URL"
@@ -38,7 +38,7 @@ def hits(st, encode, q, limit=10, **kw):
     return [(h.id, h.score) for h in st.hybrid(v, s, 60, 60, limit, 60, **kw)]
 
 def test_importing_stays_light():
-    r = subprocess.run([sys.executable, "-c", "import sys, cragrag, cragrag.store; "
+    r = subprocess.run([sys.executable, "-c", "import sys, cragrag, cragrag.indexing.store; "
                         "print(sorted({'qdrant_client', 'qdrant_edge'} & set(sys.modules)))"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
 
@@ -79,19 +79,19 @@ def test_record_is_replaced_atomically(edge, monkeypatch):
     assert not [p.name for p in edge.path.iterdir() if p.name.endswith(".tmp")]
 
 def test_second_process_fails_fast_naming_the_holder(edge):
-    p = child(f"from cragrag.store import EdgeStore\nEdgeStore({str(edge.path)!r}, 'demo')")
+    p = child(f"from cragrag.indexing.store import EdgeStore\nEdgeStore({str(edge.path)!r}, 'demo')")
     _, err = p.communicate(timeout=120)                      # a hang guard, not a speed check
     assert p.returncode != 0
-    assert err.strip().splitlines()[-1] == (f"cragrag.store.StoreLocked: another cragrag process (pid {os.getpid()}) "
+    assert err.strip().splitlines()[-1] == (f"cragrag.indexing.store.StoreLocked: another cragrag process (pid {os.getpid()}) "
                                            f"has {edge.path / 'demo'} open: {LOCKED}")
     with pytest.raises(StoreLocked, match="this process"): EdgeStore(edge.path, "demo")
     edge.close()
-    p = child(f"from cragrag.store import EdgeStore\nprint(EdgeStore({str(edge.path)!r}, 'demo').count())")
+    p = child(f"from cragrag.indexing.store import EdgeStore\nprint(EdgeStore({str(edge.path)!r}, 'demo').count())")
     assert p.communicate(timeout=120)[0].strip() == "20"
 
 def test_lock_is_released_when_the_holder_is_killed(edge):
     edge.close()
-    p = child(f"from cragrag.store import EdgeStore\nst = EdgeStore({str(edge.path)!r}, 'demo')\nprint('open', flush=True)\n"
+    p = child(f"from cragrag.indexing.store import EdgeStore\nst = EdgeStore({str(edge.path)!r}, 'demo')\nprint('open', flush=True)\n"
               "import time\ntime.sleep(600)")
     try:
         assert p.stdout.readline().strip() == "open"
@@ -141,8 +141,8 @@ def test_eight_threads_read_what_one_reads(edge, sample):
 def test_kill_9_mid_upsert_keeps_every_acknowledged_point(tmp_path):
     p = child(f"""
 import numpy as np, uuid
-from cragrag.store import EdgeStore, StorePoint
-from cragrag.sparse import SparseVec
+from cragrag.indexing.store import EdgeStore, StorePoint
+from cragrag.models.sparse import SparseVec
 st = EdgeStore({str(tmp_path)!r}, "w"); st.create(8, "content-bm25", True, {{}})
 rng, n = np.random.default_rng(0), 0
 while True:

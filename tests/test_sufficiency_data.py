@@ -4,8 +4,8 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 import pytest
-from cragrag.documents import demo_corpus_dir, load_demo_corpus, load_document
-from cragrag.sufficiency_eval import VERDICTS, load_sufficiency_golden
+from cragrag.indexing.documents import demo_corpus_dir, load_demo_corpus, load_document
+from cragrag.evaluate.sufficiency_eval import VERDICTS, load_sufficiency_golden
 
 SHARED = Path("/work/shared/corpus")   # not shipped: the shared rows are checked only where it exists
 SHARED_FILES = [SHARED/"revisions"/f for f in ("보험업법_법률@2020-12-08.md", "보험업법_법률@2022-12-31.md", "상법_법률@2020-12-29.md")] + \

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings, strategies as st
-from cragrag.auth import KeyRing
-from cragrag.critic import corpus_lookup
-from cragrag.documents import load_documents
-from cragrag.pipeline import Pipeline
-from cragrag.server import create_app, serve
+from cragrag.serve.auth import KeyRing
+from cragrag.check.critic import corpus_lookup
+from cragrag.indexing.documents import load_documents
+from cragrag.answering.pipeline import Pipeline
+from cragrag.serve.server import create_app, serve
 from cragrag.testing.scripted import Reply, ScriptedLLMServer
 
 CORPUS = Path(str(files("cragrag") / "corpus"))
@@ -91,7 +91,7 @@ def test_keys_from_the_environment_scope_requests_too(tenants, monkeypatch):
     key, entry = out[0], out[-1]
     assert entry.startswith("sha256:") and entry.endswith("=team-a:reader") and key not in entry   # only the hash leaves
     monkeypatch.setenv("CRAGRAG_API_KEYS", entry)
-    from cragrag.config import load_settings
+    from cragrag.core.config import load_settings
     p = Pipeline(load_settings(), store=shared.store, trace_enabled=False)
     api = TestClient(create_app(p))
     body = {"query": "보험사기를 저지르면 어떤 처벌을 받나요?", "top_k": 5}
@@ -141,7 +141,7 @@ def test_control_characters_are_not_echoed_or_stored(tenants, tmp_path):
     assert text and not any(c in text for c in "\x00\x1b\u202e\u200b") and "\\u0000" not in text and "\\u001b" not in text
 
 def test_traces_hold_one_tenants_records_and_no_personal_data(tenants, tmp_path):
-    from cragrag.traces import read_traces, trace_summary
+    from cragrag.answering.traces import read_traces, trace_summary
     shared, _ = tenants
     p = Pipeline(shared.settings, store=shared.store, trace_enabled=True, trace_dir=tmp_path)
     a, b = p.for_tenant("team-a"), p.for_tenant("team-b")

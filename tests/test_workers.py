@@ -1,4 +1,4 @@
-"""Heavy requests in worker processes (`cragrag.workers`), end to end over the HTTP app: answers in the worker are
+"""Heavy requests in worker processes (`cragrag.serve.workers`), end to end over the HTTP app: answers in the worker are
 the server's answers, a tenant sees only its chunks there too, a dead worker is a 503 and is replaced, the copy of
 the index goes when the server stops, and a server script without a `__main__` guard is not run twice."""
 import os, subprocess, sys, textwrap
@@ -6,9 +6,9 @@ from importlib.resources import files
 from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
-from cragrag.auth import KeyRing
-from cragrag.pipeline import Pipeline
-from cragrag.server import create_app
+from cragrag.serve.auth import KeyRing
+from cragrag.answering.pipeline import Pipeline
+from cragrag.serve.server import create_app
 
 CORPUS = Path(str(files("cragrag") / "corpus"))
 LAWS = {"fraud": CORPUS / "legalize-kr" / "보험사기방지특별법_법률.md",
@@ -70,8 +70,8 @@ def test_a_script_without_a_main_guard_runs_once(edge, tmp_path):
     script = tmp_path / "serve_it.py"
     script.write_text(textwrap.dedent(f"""
         from fastapi.testclient import TestClient
-        from cragrag.pipeline import Pipeline
-        from cragrag.server import create_app
+        from cragrag.answering.pipeline import Pipeline
+        from cragrag.serve.server import create_app
         print("script body ran", flush=True)
         p = Pipeline(qdrant_path={str(tmp_path / "edge")!r}, trace_enabled=False)
         p.index([{str(LAWS["fraud"])!r}], progress=False)
@@ -85,7 +85,7 @@ def test_a_script_without_a_main_guard_runs_once(edge, tmp_path):
 
 def test_two_workers_answer_side_by_side_each_on_its_own_copy(edge):
     import json, threading
-    from cragrag.workers import WorkerLane
+    from cragrag.serve.workers import WorkerLane
     lane = WorkerLane(edge, n=2)
     try:
         body = json.dumps({"query": "보험사기를 저지르면 어떤 처벌을 받나요?", "top_k": 30})
