@@ -1,7 +1,7 @@
 "Multi-query retrieval end to end on the bundled corpus (cragrag.retrieval.multiquery)."
 from collections import Counter
 import pytest
-from cragrag.retrieval.multiquery import norm_ws, pipeline_multi_search, rule_variants
+from cragrag.retrieval.multiquery import norm_ws, rule_variants
 from cragrag.retrieval.routing import classify_query
 
 QUESTIONS = ["보험 깨면 돈 돌려받나요?", "보험 들 때 병 숨기면 어떻게 돼요", "보험금지급기준이 뭐예요",
@@ -30,7 +30,7 @@ def test_variants_carry_statutory_terms_and_article_forms():
 
 def test_top_k_and_siblings(p):
     q = "보험 들 때 병 숨기면 어떻게 돼요"
-    src = pipeline_multi_search(p, q, classify_query(q), top_k=5)
+    src = p.multi_search(q, classify_query(q), top_k=5)
     h = hits(src)
     assert len(h) == 5 and len(src) >= len(h)
     ids = {s.chunk_id for s in h}
@@ -40,11 +40,11 @@ def test_top_k_and_siblings(p):
 
 def test_doc_filter_never_leaks(p):
     q = "보험 깨면 돈 돌려받나요?"
-    src = pipeline_multi_search(p, q, classify_query(q), top_k=10, filters={"doc_id": "상법_법률"})
+    src = p.multi_search(q, classify_query(q), top_k=10, filters={"doc_id": "상법_법률"})
     assert src and {s.metadata["doc_id"] for s in src} == {"상법_법률"}
 
 def test_more_documents_than_single_query(p):
     q = "보험금 지급 기준"; r = classify_query(q)
-    one, many = hits(p.search(q, r, 10)), hits(pipeline_multi_search(p, q, r, 10))
+    one, many = hits(p.search(q, r, 10)), hits(p.multi_search(q, r, 10))
     assert len(many) <= 10
     assert len(Counter(s.metadata["doc_id"] for s in many)) >= len(Counter(s.metadata["doc_id"] for s in one))

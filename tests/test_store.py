@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import cragrag
 from cragrag.core.config import Settings
-from cragrag.indexing.store import (EdgeStore, QdrantStore, StoreError, StoreLocked, StorePoint, check_store, demo_points,
+from cragrag.testing.store_suite import check_store, demo_points
+from cragrag.indexing.store import (EdgeStore, QdrantStore, StoreError, StoreLocked, StorePoint,
                            legacy_collections, open_store, parse_filter, to_edge_filter, to_qdrant_filter)
 from cragrag.models.sparse import SparseVec
 

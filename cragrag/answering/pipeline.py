@@ -279,6 +279,23 @@ def search(self: Components, query: str, route, top_k: int | None = None, filter
         self.last_timings = dict(ctx.timings)
     return sources
 
+# %% ../../nbs/answering/80_pipeline.ipynb #887a9236
+@patch
+def multi_search(self: Components, question: str, route, top_k: int | None = None, filters=None,
+                 n: int = 9,                      # queries searched, the question included
+                 per_doc: int | None = 3,         # see `multi_search` in `cragrag.retrieval.multiquery`
+                 variants=None) -> list[Source]:  # something with `.variants(question, n)` (e.g. `LLMVariants`); None: `rule_variants`
+    "`search` with multi-query retrieval: the same lock, timings in `last_timings`."
+    from cragrag.retrieval.multiquery import multi_search, rule_variants
+    vs = variants.variants(question, n) if variants is not None else rule_variants(question, route, n)
+    shared = getattr(self.store, "concurrent_reads", False)
+    lock = self._rw.read() if shared else self._rw.write()
+    with lock, (nullcontext() if shared else pausable(None)):
+        ctx = self.search_context(); ctx.timings = {}
+        sources = multi_search(ctx, question, vs, self.reranker, route.strategy, top_k, filters, per_doc=per_doc, rrf_k=self.settings.rrf_k)
+        self.last_timings = dict(ctx.timings)
+    return sources
+
 # %% ../../nbs/answering/80_pipeline.ipynb #8c25892a
 @patch(as_prop=True)
 def answer_stages(self: Components) -> list:
@@ -287,6 +304,24 @@ def answer_stages(self: Components) -> list:
         from cragrag.answering.stages import ANSWER_STAGES
         self._stages = list(ANSWER_STAGES)
     return self._stages
+
+# %% ../../nbs/answering/80_pipeline.ipynb #5ba4b459
+@patch
+def _harmful(self: Components):
+    "The guardrails' harmful-content filter: `harmful_filter` when set on the pipeline (a classifier hook goes there), else the configured term list, built once."
+    if self.__dict__.get("harmful_filter") is None:
+        from cragrag.check.guardrails import HarmfulContentFilter, default_harmful_filter
+        path = self.settings.harmful_terms_path
+        self.__dict__["harmful_filter"] = HarmfulContentFilter.from_file(path) if path else default_harmful_filter()
+    return self.__dict__["harmful_filter"]
+
+@patch
+def services(self: Components):
+    "What this pipeline's answer stages may use, for one request (`cragrag.answering.stages.Services`)."
+    from cragrag.answering.stages import Services
+    return Services(settings=self.settings, llm=self.llm, store=self.store, search=self.search, multi_search=self.multi_search,
+                    rewriter=self.rewriter, titles=self.indexed_titles, external=lambda: self.external, harmful=self._harmful,
+                    tenant=self.tenant)
 
 # %% ../../nbs/answering/80_pipeline.ipynb #4f5b4c59
 @patch
@@ -328,7 +363,7 @@ class Pipeline(Components):
                          answer_mode=mode, include_ledger=include_ledger, opts=AnswerOptions.resolve(self.settings, **switches))
         validate_request(top_k, filters, self.settings)
         load_ms = self.warm()
-        with deadline(self.settings.request_deadline_s): run_stages(self, st, self.answer_stages)
+        with deadline(self.settings.request_deadline_s): run_stages(self.services(), st, self.answer_stages)
         if load_ms: st.timings["load_ms"] = load_ms
         res = answer_response(st, self.llm.name, load_ms)
         self._record(trace_record(st, res, self.settings))

@@ -6,20 +6,29 @@
 from __future__ import annotations
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
-from ..decide.gate import REFUSAL_ANSWER, CragOutcome, run_crag
+from typing import TYPE_CHECKING, Callable
+from ..core.config import Settings
+from ..decide.gate import REFUSAL_ANSWER, CragOutcome, GlossaryRewriter, LLMRewriter, run_crag
 from ..check.critic import CriticOutcome, corpus_lookup, critic_dispatch, make_semantic_judge
-from ..models.llm import CallLog, LLMError
+from ..models.llm import BaseLLM, CallLog, LLMError
+from ..indexing.store import Store
 from ..core.clock import checkpoint, time_left
 from ..models.prompts import PROMPTS, calc_context_budget, truncate_context
 from ..retrieval.routing import classify_query
 from ..core.schema import AnswerResponse, RiskLevel, RouteResult, Source, Verification
 from ..check.verify import VerificationResult, verify_answer
+if TYPE_CHECKING:   # only for the annotations: each is imported where its stage runs
+    from cragrag.check.guardrails import Checks, HarmfulContentFilter
+    from cragrag.decide.sufficiency.loop import SufficiencyOutcome
+    from cragrag.decide.threeway import CorrectiveResult, ExternalSource
+    from cragrag.generate.flare import FlareResult
+    from cragrag.generate.grounded import GroundedAnswer
 
 # %% auto #0
-__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Generation', 'AnswerState', 'options', 'route', 'searcher',
-           'crag', 'three_way', 'sufficiency', 'missing_note', 'generate', 'verify', 'critique', 'self_rag', 'Guard',
-           'harmful_filter', 'guard', 'Stage', 'run_stages', 'contract_of', 'answer_response', 'trace_record']
+__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Services', 'Generation', 'AnswerState', 'options', 'route',
+           'searcher', 'crag_loop', 'crag', 'three_way', 'crag_three_way', 'sufficiency', 'missing_note', 'generate',
+           'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag', 'Guard', 'guard', 'Stage',
+           'run_stages', 'contract_of', 'answer_response', 'trace_record']
 
 # %% ../../nbs/answering/79_answer_path.ipynb #05b77008
 class Refusal(Exception):
@@ -54,6 +63,21 @@ class AnswerOptions:
         if vals["crag_mode"] not in ("gate", "three_way"): raise ValueError(f"crag_mode must be 'gate' or 'three_way', not {vals['crag_mode']!r}")
         return cls(**vals)
 
+# %% ../../nbs/answering/79_answer_path.ipynb #096cc95e
+@dataclass(frozen=True)
+class Services:
+    "What the answer stages use, and all they use: settings, models, the store and the searches over it."
+    settings: Settings
+    llm: BaseLLM                                      # the generator, and the graders' and rewriter's model
+    store: Store                                      # counts and point lookups; searches go through `search`
+    search: Callable[..., list[Source]]               # (query, route, top_k, filters) → reranked sources, under the pipeline's lock
+    multi_search: Callable[..., list[Source]]         # (question, route, top_k, filters, n=, per_doc=, variants=) → multi-query sources
+    rewriter: GlossaryRewriter | LLMRewriter | None   # the CRAG loop's rewriter (None: no rewrites)
+    titles: Callable[[], list[str]]                   # the indexed documents' titles
+    external: Callable[[], ExternalSource | None]     # the three-way branch's source, built on first use (None: none configured)
+    harmful: Callable[[], HarmfulContentFilter]       # the output guardrails' harmful-content filter, built on first use
+    tenant: str | None = None                         # the request's tenant: the sufficiency ledger's access scope
+
 # %% ../../nbs/answering/79_answer_path.ipynb #e2e23d0a
 @dataclass
 class Generation:
@@ -68,7 +92,7 @@ class AnswerState:
     query: str                                   # the validated question
     trace_id: str
     top_k: int | None = None
-    filters: Any = None
+    filters: dict | None = None
     log: CallLog = field(default_factory=CallLog)  # the request's LLM calls
     timings: dict = field(default_factory=dict)    # <stage>_ms, load_ms
     ran: list[str] = field(default_factory=list)   # stages started, in order
@@ -79,72 +103,75 @@ class AnswerState:
     generate: Generation | None = None
     verify: VerificationResult | None = None
     critique: CriticOutcome | None = None
-    guard: Any = None   # a `Guard`, from stage [5]
+    guard: Guard | None = None                   # stage [5]
     answer_mode: str = "gate"                      # gate | sufficiency (the request's, else the settings')
     include_ledger: bool = False                   # return the ledger's evidence in the response
-    sufficiency: Any = None                        # a `SufficiencyOutcome`, in the sufficiency mode
+    sufficiency: SufficiencyOutcome | None = None  # the sufficiency mode's outcome
     evidence_sources: list = field(default_factory=list)   # the sufficiency mode's context for generation
     opts: AnswerOptions | None = None              # the request's switches (None: the settings')
     context: list | None = None                    # the evidence generation starts from (the gate's, or the three-way branch's)
-    corrective: Any = None                         # the three-way branch's `CorrectiveResult` (crag_mode="three_way")
-    grounded: Any = None                           # the `GroundedAnswer` contract (grounded_answer)
-    flare: Any = None                              # what FLARE did (flare)
+    corrective: CorrectiveResult | None = None     # the three-way branch's decision (crag_mode="three_way")
+    grounded: GroundedAnswer | None = None         # the answer contract (grounded_answer)
+    flare: FlareResult | None = None               # what FLARE did (flare)
     self_rag: dict | None = None                   # generations spent by the strict Self-RAG check (self_rag_strict)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #c4f343e8
-def options(p, st: AnswerState) -> AnswerOptions:
-    "The switches of the request `st` (resolved from `p.settings` once when the caller gave none)."
-    if st.opts is None: st.opts = AnswerOptions.resolve(p.settings)
+def options(svc: Services, st: AnswerState) -> AnswerOptions:
+    "The switches of the request `st` (resolved from the settings once when the caller gave none)."
+    if st.opts is None: st.opts = AnswerOptions.resolve(svc.settings)
     return st.opts
 
 # %% ../../nbs/answering/79_answer_path.ipynb #e90cefc5
-def route(p, st: AnswerState) -> RouteResult:
+def route(svc: Services, st: AnswerState) -> RouteResult:
     "The route of the user's question (the prompt follows it even when a rewrite found the sources)."
     return classify_query(st.query)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #2a8f7afc
-def searcher(p, st: AnswerState) -> Callable:
+def searcher(svc: Services, st: AnswerState) -> Callable:
     "The `(query, route) → sources` the CRAG loop calls: `Pipeline.search`, or multi-query retrieval when switched on."
-    if not options(p, st).multi_query: return lambda q, r: p.search(q, r, st.top_k, st.filters)
+    if not options(svc, st).multi_query: return lambda q, r: svc.search(q, r, st.top_k, st.filters)
     from types import SimpleNamespace
-    from cragrag.retrieval.multiquery import LLMVariants, pipeline_multi_search
-    s = p.settings
+    from cragrag.retrieval.multiquery import LLMVariants
+    s = svc.settings
     def search(q, r):
-        gen = (SimpleNamespace(variants=lambda q, n: LLMVariants(p.llm).variants(q, n, route=r, log=st.log))   # its calls are the request's
-               if s.multi_query_llm and p.llm.can_complete else None)
-        return pipeline_multi_search(p, q, r, st.top_k, st.filters, n=s.multi_query_n, per_doc=s.multi_query_per_doc, variants=gen)
+        gen = (SimpleNamespace(variants=lambda q, n: LLMVariants(svc.llm).variants(q, n, route=r, log=st.log))   # its calls are the request's
+               if s.multi_query_llm and svc.llm.can_complete else None)
+        return svc.multi_search(q, r, st.top_k, st.filters, n=s.multi_query_n, per_doc=s.multi_query_per_doc, variants=gen)
     return search
 
-def crag(p, st: AnswerState) -> CragOutcome:
-    "Stage [2]: the outcome of the gate and rewrite loop; a `Refusal` when it does not pass (skipped in the sufficiency mode)."
-    if st.answer_mode == "sufficiency": return None
-    st.crag = out = run_crag(st.query, searcher(p, st), p.rewriter, p.settings, log=st.log)
-    if out.refusal_reason == "no_sources" and p.store.count() == 0: raise Refusal("empty_index")
-    if options(p, st).crag_mode == "three_way":
-        st.corrective = r = three_way(p, st, out)
-        if r.strategy == "refuse":
-            raise Refusal(out.refusal_reason or "no_sources", "; ".join(x for x in (out.error, f"external evidence: {r.blocked or 'none found'}") if x))
-        st.context = r.sources
-        return out
+def crag_loop(svc: Services, st: AnswerState) -> CragOutcome:
+    "The gate and rewrite loop's outcome, kept on the state; `empty_index` when nothing was found because nothing is indexed."
+    st.crag = out = run_crag(st.query, searcher(svc, st), svc.rewriter, svc.settings, log=st.log)
+    if out.refusal_reason == "no_sources" and svc.store.count() == 0: raise Refusal("empty_index")
+    return out
+
+def crag(svc: Services, st: AnswerState) -> CragOutcome:
+    "Stage [2]: the outcome of the gate and rewrite loop; a `Refusal` when it does not pass."
+    out = crag_loop(svc, st)
     if not out.passed: raise Refusal(out.refusal_reason, out.error)
     st.context = out.final.sources
     return out
 
 # %% ../../nbs/answering/79_answer_path.ipynb #f848630b
-def _external(p):
-    "The pipeline's configured external source, built once (None when nothing is configured)."
-    return p.external
-
-def three_way(p, st: AnswerState, out: CragOutcome):
+def three_way(svc: Services, st: AnswerState, out: CragOutcome) -> CorrectiveResult:
     "The three-way branch on the CRAG loop's outcome: the verdict, then `corrective_route` behind the policy gate."
     from cragrag.decide.gate import evaluate_retrieval
     from cragrag.decide.threeway import ExternalPolicy, RetrievalVerdict, corrective_route, grade_retrieval, verdict_from_gate
-    s, internal = p.settings, out.final.sources
+    s, internal = svc.settings, out.final.sources
     if out.passed: verdict = RetrievalVerdict.CORRECT
-    elif s.three_way_grader == "llm" and p.llm.can_structured and internal: verdict = grade_retrieval(p.llm, st.query, internal[:5], st.log)
+    elif s.three_way_grader == "llm" and svc.llm.can_structured and internal: verdict = grade_retrieval(svc.llm, st.query, internal[:5], st.log)
     else: verdict = verdict_from_gate(evaluate_retrieval(internal, s))
     policy = ExternalPolicy(allow_external=s.allow_external, allow_private=s.allow_private_external, mask_pii=s.mask_pii)
-    return corrective_route(st.query, verdict, internal, _external(p), policy)
+    return corrective_route(st.query, verdict, internal, svc.external(), policy)
+
+def crag_three_way(svc: Services, st: AnswerState) -> CragOutcome:
+    "Stage [2] with `crag_mode=\"three_way\"`: the same loop, then the three-way branch decides (its `refuse` is the refusal)."
+    out = crag_loop(svc, st)
+    st.corrective = r = three_way(svc, st, out)
+    if r.strategy == "refuse":
+        raise Refusal(out.refusal_reason or "no_sources", "; ".join(x for x in (out.error, f"external evidence: {r.blocked or 'none found'}") if x))
+    st.context = r.sources
+    return out
 
 # %% ../../nbs/answering/79_answer_path.ipynb #ffd45167
 def _cited(o) -> list[str]:
@@ -152,33 +179,32 @@ def _cited(o) -> list[str]:
     ids = [e for r in o.verdict.requirement_results for e in r.evidence] + [e for c in o.verdict.contradictions for e in c.sides]
     return list(dict.fromkeys(o.ledger[e].chunk_id for e in ids))
 
-def sufficiency(p, st: AnswerState):
-    "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL. Skipped in the gate mode."
-    if st.answer_mode != "sufficiency": return None
+def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
+    "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL."
     from cragrag.decide.sufficiency.loop import Budget, run_sufficiency
     seen, known = {}, {}
     def search(q, r, k, f):
-        got = p.search(q, r, k, {**(f or {}), **(st.filters or {})})   # the caller's filters win: narrow, never widen
+        got = svc.search(q, r, k, {**(f or {}), **(st.filters or {})})   # the caller's filters win: narrow, never widen
         seen.update({s.chunk_id: s for s in got}); return got
     def exists(cid):
-        if cid not in known: known[cid] = bool(p.store.retrieve([cid]))
+        if cid not in known: known[cid] = bool(svc.store.retrieve([cid]))
         return known[cid]
-    s, reqs, dec, judge = p.settings, None, None, None
-    llm_ok = getattr(p.llm, "can_structured", False) and s.sufficiency_max_llm_calls > 0
+    s, reqs, dec, judge = svc.settings, None, None, None
+    llm_ok = getattr(svc.llm, "can_structured", False) and s.sufficiency_max_llm_calls > 0
     if s.sufficiency_llm_decomposer and llm_ok:
         from cragrag.decide.sufficiency.requirements import LLMDecomposer
-        dec = LLMDecomposer(p.llm); dec.log = st.log          # its calls count as the request's
+        dec = LLMDecomposer(svc.llm); dec.log = st.log          # its calls count as the request's
         reqs = dec.decompose(st.query, st.route)
     if s.sufficiency_llm_judge and llm_ok:
         from cragrag.decide.sufficiency.ledger import LLMSupportJudge
-        judge = LLMSupportJudge(p.llm); judge.log = st.log
-    st.sufficiency = o = run_sufficiency(st.query, search, route=st.route, requirements=reqs, exists=exists, tenant=p.tenant,
-                                         laws=p.indexed_titles(), judge=judge, top_k=min(st.top_k or s.top_k, 10),
+        judge = LLMSupportJudge(svc.llm); judge.log = st.log
+    st.sufficiency = o = run_sufficiency(st.query, search, route=st.route, requirements=reqs, exists=exists, tenant=svc.tenant,
+                                         laws=svc.titles(), judge=judge, top_k=min(st.top_k or s.top_k, 10),
                                          budget=Budget(max_rounds=s.sufficiency_max_rounds, max_searches=s.sufficiency_max_searches,
                                                        max_llm_calls=s.sufficiency_max_llm_calls - (1 if dec else 0)))
     if dec is not None: o.decomposition = {"version": dec.last.version, "source": dec.last.source, "reason": dec.last.reason}
     st.evidence_sources = [seen[c] for c in _cited(o) if c in seen]
-    if not seen and p.store.count() == 0: raise Refusal("empty_index")
+    if not seen and svc.store.count() == 0: raise Refusal("empty_index")
     if o.verdict.verdict not in ("SUFFICIENT", "PARTIAL"):
         why = f"insufficient_{o.verdict.verdict.lower()}"
         raise Refusal(why, f"{why}: {', '.join(o.verdict.reason_codes) or 'no evidence'} (stopped: {o.stop_reason})")
@@ -190,56 +216,69 @@ def missing_note(o) -> str:
     return "\n\n[근거 부족] 다음 내용은 찾은 근거로 확인하지 못했습니다: " + "; ".join(f"{i} {by_id.get(i, '')}".strip() for i in o.verdict.missing)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #92b2f0b4
-def generate(p, st: AnswerState) -> Generation:
-    "Stage [3]: the answer from the passed sources, within the context budget (as the grounded contract, or with FLARE, when switched on)."
-    o, s = options(p, st), p.settings
+def _context(svc: Services, st: AnswerState) -> tuple[list[Source], str | None]:
+    "The sources to write from, cut to the context budget, and the rewritten query that found them (None: the question's own)."
+    s = svc.settings
     budget = calc_context_budget(s.llm_context_window, s.llm_max_tokens, PROMPTS[st.route.query_type].system + st.query)
     ctx = st.context if st.context is not None else (st.crag.final.sources if st.crag else st.evidence_sources)
-    sources, sq = truncate_context(ctx, budget), (st.crag.final.query if st.crag and st.crag.retries else None)
-    if o.grounded_answer:
-        from cragrag.generate.grounded import render_grounded, write_grounded
-        st.grounded = g = write_grounded(p.llm, st.query, st.route.query_type, sources, log=st.log, search_query=sq, repairs=s.grounded_repairs)
-        if g.failed: raise Refusal(f"grounded_{g.failure_code}", g.failure_detail)
-        return Generation(render_grounded(g), p.llm.name, sources)
-    if o.flare and p.llm.can_complete:
-        from cragrag.generate.flare import FlareBudget, flare_generate
-        search = lambda q: [x for x in p.search(q, classify_query(q), 5, st.filters) if x.rerank_score is not None]
-        st.flare = f = flare_generate(st.query, st.route.query_type, sources, p.llm, search, threshold=s.flare_threshold, log=st.log,
-                                      budget=FlareBudget(max_retrievals=s.flare_max_retrievals, max_llm_calls=s.flare_max_llm_calls))
-        answer, sources = f.answer, f.sources
-    else: answer = p.llm.generate(st.query, st.route.query_type, sources, log=st.log, search_query=sq)
+    return truncate_context(ctx, budget), (st.crag.final.query if st.crag and st.crag.retries else None)
+
+def _written(svc: Services, answer: str, sources: list[Source]) -> Generation:
+    "The generation, unless the generator itself found nothing to answer from."
     if answer.strip().startswith(REFUSAL_ANSWER): raise Refusal("generator_not_found")
-    return Generation(answer, p.llm.name, sources)
+    return Generation(answer, svc.llm.name, sources)
+
+def generate(svc: Services, st: AnswerState) -> Generation:
+    "Stage [3]: the answer from the passed sources, within the context budget."
+    sources, sq = _context(svc, st)
+    return _written(svc, svc.llm.generate(st.query, st.route.query_type, sources, log=st.log, search_query=sq), sources)
+
+def generate_grounded(svc: Services, st: AnswerState) -> Generation:
+    "Stage [3] with `grounded_answer`: the validated answer contract; its explicit failure is the refusal."
+    from cragrag.generate.grounded import render_grounded, write_grounded
+    sources, sq = _context(svc, st)
+    st.grounded = g = write_grounded(svc.llm, st.query, st.route.query_type, sources, log=st.log, search_query=sq, repairs=svc.settings.grounded_repairs)
+    if g.failed: raise Refusal(f"grounded_{g.failure_code}", g.failure_detail)
+    return Generation(render_grounded(g), svc.llm.name, sources)
+
+def generate_flare(svc: Services, st: AnswerState) -> Generation:
+    "Stage [3] with `flare`: re-retrieve for the sentences the model is unsure of (plain generation when the LLM cannot complete)."
+    if not svc.llm.can_complete: return generate(svc, st)
+    from cragrag.generate.flare import FlareBudget, flare_generate
+    s, (sources, _) = svc.settings, _context(svc, st)
+    search = lambda q: [x for x in svc.search(q, classify_query(q), 5, st.filters) if x.rerank_score is not None]
+    st.flare = f = flare_generate(st.query, st.route.query_type, sources, svc.llm, search, threshold=s.flare_threshold, log=st.log,
+                                  budget=FlareBudget(max_retrievals=s.flare_max_retrievals, max_llm_calls=s.flare_max_llm_calls))
+    return _written(svc, f.answer, f.sources)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #317864db
-def _checker(p, st: AnswerState) -> Callable[[str], VerificationResult]:
-    judge = make_semantic_judge(p.settings, p.llm, st.log)
+def _checker(svc: Services, st: AnswerState) -> Callable[[str], VerificationResult]:
+    judge = make_semantic_judge(svc.settings, svc.llm, st.log)
     return lambda answer: verify_answer(answer, st.generate.sources, semantic_judge=judge)
 
-def verify(p, st: AnswerState) -> VerificationResult:
+def verify(svc: Services, st: AnswerState) -> VerificationResult:
     "Stage [4]: the deterministic Self-RAG check of the generated answer."
-    return _checker(p, st)(st.generate.answer)
+    return _checker(svc, st)(st.generate.answer)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #70e9339e
-def critique(p, st: AnswerState) -> CriticOutcome:
+def critique(svc: Services, st: AnswerState) -> CriticOutcome:
     "Stage [4']: the failure type of the verified answer, and the one regenerate the critic may ask for."
     g, v = st.generate, st.verify
-    lookup = corpus_lookup(p.store, p.indexed_titles) if v.risk_level != RiskLevel.PASS else None
-    regen = (lambda hint: p.llm.generate(st.query, st.route.query_type, g.sources, log=st.log, hint=hint)) if p.llm.can_complete else None
-    return critic_dispatch(g.answer, v, g.sources, regen, _checker(p, st), lookup, enabled=p.settings.critic_dispatch_enabled)
+    lookup = corpus_lookup(svc.store, svc.titles) if v.risk_level != RiskLevel.PASS else None
+    regen = (lambda hint: svc.llm.generate(st.query, st.route.query_type, g.sources, log=st.log, hint=hint)) if svc.llm.can_complete else None
+    return critic_dispatch(g.answer, v, g.sources, regen, _checker(svc, st), lookup, enabled=svc.settings.critic_dispatch_enabled)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #d7958d30
-def self_rag(p, st: AnswerState) -> dict | None:
+def self_rag(svc: Services, st: AnswerState) -> dict | None:
     "Stage [4'']: with `self_rag_strict`, regenerate a failing answer up to N generations in all, then refuse it (`not_grounded`)."
-    if not options(p, st).self_rag_strict: return None
     from dataclasses import replace
     from cragrag.check.critic import build_hint
-    c, n, limit = st.critique, 1 + int(bool(st.critique.regenerated)), p.settings.self_rag_max_iterations
-    can = p.llm.can_complete and st.grounded is None
+    c, n, limit = st.critique, 1 + int(bool(st.critique.regenerated)), svc.settings.self_rag_max_iterations
+    can = svc.llm.can_complete and st.grounded is None
     while c.verification.risk_level > RiskLevel.WARN and can and n < limit:
-        new = p.llm.generate(st.query, st.route.query_type, st.generate.sources, log=st.log, hint=build_hint(c.verification, c.analysis))
+        new = svc.llm.generate(st.query, st.route.query_type, st.generate.sources, log=st.log, hint=build_hint(c.verification, c.analysis))
         n += 1
-        c = replace(c, answer=new, verification=_checker(p, st)(new), regenerated=True)
+        c = replace(c, answer=new, verification=_checker(svc, st)(new), regenerated=True)
     st.critique = c
     if c.verification.risk_level > RiskLevel.WARN:
         raise Refusal("not_grounded", f"the answer failed verification ({c.verification.risk_level.value}) after {n} generation(s)")
@@ -253,58 +292,61 @@ class Guard:
     warnings: list[str] = field(default_factory=list)
     answer_risk: str | None = None          # instruction-like text in the answer itself
     personal_data: list[str] = field(default_factory=list)   # kinds found in the answer (masked when mask_pii)
-    checks: Any = None                      # the output guardrails' `Checks` (guardrails on)
+    checks: Checks | None = None            # the output guardrails' record (guardrails on)
 
-def harmful_filter(p):
-    "The pipeline's harmful-content filter: `p.harmful_filter` when set (a classifier hook goes there), else the configured term list."
-    if p.__dict__.get("harmful_filter") is None:
-        from cragrag.check.guardrails import HarmfulContentFilter, default_harmful_filter
-        path = p.settings.harmful_terms_path
-        p.__dict__["harmful_filter"] = HarmfulContentFilter.from_file(path) if path else default_harmful_filter()
-    return p.__dict__["harmful_filter"]
-
-def guard(p, st: AnswerState) -> Guard:
+def guard(svc: Services, st: AnswerState) -> Guard:
     "Stage [5]: the injection policy, instruction-like text in the answer, personal data in the answer."
     from cragrag.text.injection import instruction_risk
     from cragrag.text.pii import find_pii, mask_pii
-    c, policy = st.critique, p.settings.injection_policy
+    c, policy = st.critique, svc.settings.injection_policy
     risk = instruction_risk(c.answer)
     if c.verification.injection_refusal(policy) or (policy == "refuse" and risk == "high"):
         raise Refusal("untrusted_instruction", "the answer relies on, or repeats, instruction-like text from the evidence")
     out, kinds = Guard(c.answer, answer_risk=risk), sorted({m.kind for m in find_pii(c.answer)})
     if risk: out.warnings.append(f"the answer itself contains instruction-like text ({risk} risk): check it against the sources")
-    if options(p, st).guardrails:
+    if options(svc, st).guardrails:
         from cragrag.check.guardrails import apply_guardrails
         r = apply_guardrails(c.answer, format_valid=st.grounded.format_valid if st.grounded else True, risk_level=c.verification.risk_level,
-                             mask_pii=p.settings.mask_pii, harmful=harmful_filter(p), require_citation=p.settings.require_citation)
+                             mask_pii=svc.settings.mask_pii, harmful=svc.harmful(), require_citation=svc.settings.require_citation)
         out.answer, out.checks = r.answer, r.checks
         if r.checks.harmful_terms: out.warnings.append(f"the answer contains harmful wording ({', '.join(r.checks.harmful_terms)})")
         if not r.checks.has_source_citation: out.warnings.append("the answer cites no source")
     if kinds:
         out.personal_data = kinds
-        if p.settings.mask_pii and out.checks is None: out.answer = mask_pii(c.answer)
-        out.warnings.append(f"the answer contains personal data ({', '.join(kinds)})" + (", masked" if p.settings.mask_pii else ""))
+        if svc.settings.mask_pii and out.checks is None: out.answer = mask_pii(c.answer)
+        out.warnings.append(f"the answer contains personal data ({', '.join(kinds)})" + (", masked" if svc.settings.mask_pii else ""))
     return out
 
 # %% ../../nbs/answering/79_answer_path.ipynb #cb012e8f
 @dataclass(frozen=True)
 class Stage:
-    "One step of the answer path: `fn(pipeline, state)` returns the result stored as `state.<name>`."
+    "One step of the answer path: `fn(services, state)` returns the result stored as `state.<name>`; `when(state)`: does this request run it (None: every request)."
     name: str
     fn: Callable
+    when: Callable[[AnswerState], bool] | None = None
 
-ANSWER_STAGES = (Stage("route", route), Stage("crag", crag), Stage("sufficiency", sufficiency), Stage("generate", generate),
-                 Stage("verify", verify), Stage("critique", critique), Stage("self_rag", self_rag), Stage("guard", guard))
+ANSWER_STAGES = (   # the whole path as data: each answer mode's and switch's stages in order; a request runs those whose `when` holds
+    Stage("route", route),
+    Stage("crag", crag, when=lambda st: st.answer_mode == "gate" and st.opts.crag_mode == "gate"),                  # the score gate
+    Stage("crag", crag_three_way, when=lambda st: st.answer_mode == "gate" and st.opts.crag_mode == "three_way"),   # ... then the three-way branch
+    Stage("sufficiency", sufficiency, when=lambda st: st.answer_mode == "sufficiency"),                             # the sufficiency loop instead
+    Stage("generate", generate_grounded, when=lambda st: st.opts.grounded_answer),                                  # the answer contract
+    Stage("generate", generate_flare, when=lambda st: st.opts.flare and not st.opts.grounded_answer),              # FLARE
+    Stage("generate", generate, when=lambda st: not (st.opts.grounded_answer or st.opts.flare)),
+    Stage("verify", verify), Stage("critique", critique),
+    Stage("self_rag", self_rag, when=lambda st: st.opts.self_rag_strict),                                           # strict Self-RAG
+    Stage("guard", guard))
 
-def run_stages(p, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
-    "Run `stages` in order on `st` until one refuses; per-stage and total query time in `st`."
-    t0 = time.perf_counter()
+def run_stages(svc: Services, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
+    "Run the stages of `stages` that `st` calls for, in order, until one refuses; per-stage and total query time in `st`."
+    t0, _ = time.perf_counter(), options(svc, st)          # the switches, resolved before any `when` reads them
     for s in stages:
+        if s.when is not None and not s.when(st): continue
         if (left := time_left()) is not None and left <= 0:
             st.refusal = Refusal("deadline", f"the request's deadline passed before the {s.name} stage"); break
         checkpoint()                                   # a heavy request gives way to light ones here (the server's lane)
         st.ran.append(s.name); t = time.perf_counter()
-        try: setattr(st, s.name, s.fn(p, st))
+        try: setattr(st, s.name, s.fn(svc, st))
         except (Refusal, LLMError, LookupError) as e: st.refusal = refusal_of(e)
         st.timings[f"{s.name}_ms"] = round((time.perf_counter() - t) * 1000, 3)
         if st.refusal: break

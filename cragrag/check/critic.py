@@ -11,7 +11,7 @@ from typing import Callable
 from pydantic import BaseModel, Field
 from ..core.schema import RiskLevel
 from ..text.injection import instruction_risk
-from ..text.korean import extract_appendix_refs, extract_article_refs, law_match, law_norm
+from ..text.korean import CLAIM_FILLERS, extract_appendix_refs, extract_article_refs, law_match, law_norm
 from ..models.prompts import UNTRUSTED_RULE, quote_untrusted
 from .verify import CRITICAL_KINDS, VerificationResult, extract_numeric_facts
 
@@ -146,8 +146,7 @@ class NegationRuleJudge:
         self.min_overlap = min_overlap
     def __call__(self, claim: str, context: str) -> bool:
         from cragrag.text.morphology import analyze
-        stop = {"있다", "하다", "되다", "없다", "않다", "아니하다", "아니다", "수", "것", "이다", "못하다"}
-        words = {t for t in analyze(claim) if t not in stop}
+        words = {t for t in analyze(claim) if t not in CLAIM_FILLERS}
         if len(words) < 2: return False
         best, best_ov = None, 0.0
         for sent in re.split(r"(?<=다\.)\s+|\n+", context):

@@ -13,6 +13,7 @@ from ..core.clock import checkpoint
 from ..models.prompts import PROMPTS, UNTRUSTED_RULE, render_context
 from ..core.schema import QueryType, RiskLevel, Source
 from ..check.verify import verify_answer
+from ..text.korean import CIRCLED_CLASS
 
 # %% auto #0
 __all__ = ['MARKER_RE', 'MARKER_RULE', 'REGENERATE_SYSTEM', 'sentence_spans', 'split_answer', 'token_spans', 'LowSentence',
@@ -21,7 +22,7 @@ __all__ = ['MARKER_RE', 'MARKER_RULE', 'REGENERATE_SYSTEM', 'sentence_spans', 's
 
 # %% ../../nbs/generate/62_flare.ipynb #f359b258
 _OPEN, _CLOSE = "「『(（[［【“‘〈《<", "」』)）]］】”’〉》>"
-_LIST_ITEM = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•·]|[①-⑳])\s+")
+_LIST_ITEM = re.compile(rf"^\s*(?:\d{{1,3}}[.)]|[-*•·]|[{CIRCLED_CLASS}])\s+")
 _TABLE_SEP = re.compile(r"^\|?[\s:|\-]+\|?$")
 
 def _line_sentences(line: str) -> list[tuple[int, int]]:

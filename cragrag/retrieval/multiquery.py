@@ -10,7 +10,7 @@ from contextlib import nullcontext
 from typing import Sequence
 import numpy as np
 from ..text.glossary import apply_glossary, load_glossary
-from ..text.korean import REF_TERM_RE, article_id
+from ..text.korean import REF_TERM_RE, STOPWORDS, article_id, named_laws
 from ..models.llm import LLMError
 from ..core.clock import checkpoint
 from ..models.prompts import UNTRUSTED_RULE, quote_untrusted
@@ -19,8 +19,7 @@ from .search import Hit, SearchContext, to_hits, tick, fetch_siblings, rerank, s
 
 # %% auto #0
 __all__ = ['VARIANTS_PROMPT', 'norm_ws', 'article_forms', 'law_forms', 'keyword_form', 'spacing_forms', 'rule_variants',
-           'clean_variants', 'LLMVariants', 'hybrid_batch', 'rrf_fuse', 'per_doc_select', 'multi_search',
-           'pipeline_multi_search']
+           'clean_variants', 'LLMVariants', 'hybrid_batch', 'rrf_fuse', 'per_doc_select', 'multi_search']
 
 # %% ../../nbs/retrieval/56_multiquery.ipynb #1faf11e2
 def norm_ws(text: str) -> str:
@@ -43,23 +42,25 @@ def article_forms(question: str) -> list[str]:
     return [norm_ws(f"{question[:m.start()]} {f} {question[m.end():]}") for f in forms]
 
 # %% ../../nbs/retrieval/56_multiquery.ipynb #fa59367e
-_LAW = re.compile(r"(?<![가-힣])((?:[가-힣]{1,30}법|관한 법률))(?:\s*(시행령|시행규칙))?(?![가-힣])")
-_NOT_LAW = {"방법", "불법", "위법", "편법", "합법", "입법", "문법", "해법", "용법", "어법", "수법", "기법", "사법", "무법"}
+_ACT_TAIL = re.compile(r"(?<![가-힣])관한\s*법률(?:\s*(시행령|시행규칙))?(?![가-힣])")   # "…에 관한 법률": never a constraint, still a law here
+
+def _law_span(question: str) -> tuple[int, int] | None:
+    "The span of the first law the question names by an act's name (…법, …법률, with its level), 「」 or bare."
+    found = next((span for name, span in named_laws(question) if re.search(r"법(?:률)?(?:시행령|시행규칙)?$", name)), None)
+    return found or ((m := _ACT_TAIL.search(question)) and m.span())
 
 def law_forms(question: str) -> list[str]:
     "For the first law the question names (…법, …법 시행령, …법 시행규칙): the question naming its other levels."
-    m = next((m for m in _LAW.finditer(question) if m.group(1) not in _NOT_LAW), None)
-    if m is None: return []
-    law, level = m.group(1), m.group(2)
+    if (span := _law_span(question)) is None: return []
+    law, level = re.fullmatch(r"\s*(.*?)\s*(시행령|시행규칙)?\s*", question[span[0]:span[1]].strip("「」")).groups()
     names = [f"{law} 시행령", f"{law} 시행규칙"] if level is None else [law] + [f"{law} {x}" for x in ("시행령", "시행규칙") if x != level]
-    return [norm_ws(f"{question[:m.start()]} {nm} {question[m.end():]}") for nm in names]
+    return [norm_ws(question[:span[0]] + nm + question[span[1]:]) for nm in names]   # a particle stays on the name: 민법 시행령상
 
 # %% ../../nbs/retrieval/56_multiquery.ipynb #62c41295
-_STOP = {"어떻다", "되다", "하다", "있다", "없다", "이다", "않다", "주다", "알다", "싶다", "뭐", "것", "수", "때"}
 def keyword_form(text: str) -> str:
     "The content morphemes of `text` (references first), as the BM25 index sees them."
     from cragrag.text.morphology import analyze
-    return " ".join(t for t in dict.fromkeys(analyze(text)) if t not in _STOP)
+    return " ".join(t for t in dict.fromkeys(analyze(text)) if t not in STOPWORDS)
 
 def spacing_forms(text: str, min_len: int = 5) -> list[str]:
     "`text` with Kiwi's spacing inside its long words (≥ `min_len` characters), and with no spaces at all."
@@ -204,19 +205,3 @@ def multi_search(ctx: SearchContext, question: str, variants: Sequence[str], rer
         for x in sibs.get(h.id, []):
             if x.id not in seen: seen.add(x.id); out.append(to_source(x, sibling_of=h.id))
     return out
-
-# %% ../../nbs/retrieval/56_multiquery.ipynb #2af4f7f9
-def pipeline_multi_search(p, question: str, route, top_k: int | None = None, filters=None,
-                          n: int = 9,                      # queries searched, the question included
-                          per_doc: int | None = 3,         # see `multi_search`
-                          variants=None) -> list[Source]:  # something with `.variants(question, n)` (e.g. `LLMVariants`); None: `rule_variants`
-    "`Pipeline.search` with multi-query retrieval: the same read lock, timings in `p.last_timings`."
-    from cragrag.core.clock import pausable
-    vs = variants.variants(question, n) if variants is not None else rule_variants(question, route, n)
-    shared = getattr(p.store, "concurrent_reads", False)
-    lock = p._rw.read() if shared else p._rw.write()
-    with lock, (nullcontext() if shared else pausable(None)):
-        ctx = p.search_context(); ctx.timings = {}
-        sources = multi_search(ctx, question, vs, p.reranker, route.strategy, top_k, filters, per_doc=per_doc, rrf_k=p.settings.rrf_k)
-        p.last_timings = dict(ctx.timings)
-    return sources

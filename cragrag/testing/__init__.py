@@ -8,6 +8,7 @@ __all__ = []
 # %% ../../nbs/testing/index.ipynb #38fc2aae
 from .. import lazy_names
 __getattr__, __dir__, __all__ = lazy_names(globals(), {n: f"cragrag.testing.{m}" for m, names in {
+    "store_suite": "demo_points check_store",
     "tiny_models": "SPECIAL_TOKENS tiny_tokenizer tiny_bge_m3 tiny_reranker",
     "scripted": "LOW_LOGPROB HIGH_LOGPROB Reply token_logprobs ScriptedLLMServer",
     "judge_replies": "keyword_coverage outside_quotes prompt_section sources_from_context judge_responder",

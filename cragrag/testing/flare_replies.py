@@ -6,7 +6,7 @@
 from __future__ import annotations
 import re
 from dataclasses import dataclass
-from ..text.korean import find_article_refs, split_units
+from ..text.korean import ARTICLE_ID, find_article_refs, split_units
 from ..models.llm import ExtractiveLLM, cite_unit
 from .judge_replies import outside_quotes, prompt_section, sources_from_context, judge_responder
 from .scripted import Reply
@@ -31,7 +31,7 @@ class FlareDraft:
         return Reply(self.draft, low_confidence=[self.wrong])
 
 # %% ../../nbs/testing/61_flare_replies.ipynb #dffb5805
-_ART = re.compile(r"제\d+(?:-\d+)?조(?:의\d+)?")
+_ART = re.compile(ARTICLE_ID)
 
 def _near(a: str, b: str) -> int:
     "Characters shared by two short contexts."

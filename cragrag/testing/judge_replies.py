@@ -11,15 +11,14 @@ from ..text.glossary import apply_glossary
 from ..models.llm import ExtractiveLLM
 from ..core.schema import QueryType, Source
 from ..text.morphology import analyze
+from ..text.korean import STOPWORDS
 
 # %% auto #0
 __all__ = ['keyword_coverage', 'outside_quotes', 'prompt_section', 'sources_from_context', 'judge_responder']
 
 # %% ../../nbs/testing/37_judge_replies.ipynb #0836cf2e
-_STOPW = {"있다", "하다", "되다", "없다", "어떻다", "알리다", "주다", "수", "것", "무엇", "뭐", "때", "경우", "이다", "않다", "알려주다", "나요"}
-
 def _content_terms(text: str) -> set[str]:
-    return {t for t in analyze(text) if t not in _STOPW and len(t) > 1}
+    return {t for t in analyze(text) if t not in STOPWORDS and len(t) > 1}
 
 @lru_cache(maxsize=1)
 def _glossary_rewriter():

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 # %% auto #0
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
-           'SENTENCE_BREAK', 'CUT_POINT', 'IDENTIFIER_RE', 'circled', 'article_id', 'header_article', 'extract_refs',
-           'ArticleRef', 'law_norm', 'law_level', 'law_match', 'find_article_refs', 'extract_article_refs',
-           'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences', 'split_units', 'safe_cuts',
-           'identifier_spans']
+           'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'CUT_POINT', 'STOPWORDS', 'CLAIM_FILLERS', 'IDENTIFIER_RE',
+           'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef', 'law_norm', 'law_level',
+           'law_match', 'named_laws', 'find_article_refs', 'extract_article_refs', 'AppendixRef', 'find_appendix_refs',
+           'extract_appendix_refs', 'split_sentences', 'split_units', 'safe_cuts', 'identifier_spans']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -100,6 +100,21 @@ def law_match(a: str | None, b: str | None) -> bool:
     short, long_ = sorted((a, b), key=len)
     it = iter(long_)
     return short[0] == long_[0] and all(ch in it for ch in short)
+
+# %% ../../nbs/text/02_korean.ipynb #91529bad
+NOT_LAW_WORDS = frozenset({"방법", "불법", "위법", "편법", "합법", "입법", "문법", "해법", "용법", "어법", "수법", "기법", "사법", "무법",
+                           "기준", "규정", "소방법"})   # end like a law but name none (소방법: the fire laws' old umbrella name, split in 2003)
+LAW_NAME_RE = re.compile(r"「\s*([^」\n]{1,60}?)\s*」|(?<![가-힣])([가-힣]{1,30}?(?:법률|법|규정|기준|약관)(?:\s*시행령|\s*시행규칙)?)"
+                         r"(?=$|[^가-힣]|(?:상|의|에|은|는|이|가|을|를|과|와|도|에서|으로|로|보다)(?![가-힣]))")
+
+def named_laws(text: str) -> list[tuple[str, tuple[int, int]]]:
+    "Law names the text mentions (「보험업법」, 보험업법 시행령, 화재예방법) in normal form, with their spans; generic words left out."
+    out = []
+    for m in LAW_NAME_RE.finditer(text or ""):
+        name = law_norm(m[1] or m[2])
+        if name in GENERIC_LAW_WORDS or name in NOT_LAW_WORDS or name.endswith(("하는법", "타는법", "받는법", "하는방법")): continue
+        out.append((name, m.span()))
+    return out
 
 # %% ../../nbs/text/02_korean.ipynb #bae49714
 _ART_RE = re.compile(
@@ -212,6 +227,11 @@ def safe_cuts(text: str) -> list[int]:
     "Positions where `text` may be cut: sentence/항/호 boundaries outside any article reference."
     refs = [m.span() for m in REF_TERM_RE.finditer(text)]
     return [m.start() for m in CUT_POINT.finditer(text) if m.start() > 0 and not any(a < m.start() < b for a, b in refs)]
+
+# %% ../../nbs/text/02_korean.ipynb #1f2e63be
+STOPWORDS = frozenset({"있다", "하다", "되다", "없다", "이다", "않다", "어떻다", "알리다", "알려주다", "알다", "싶다", "주다", "받다",
+                       "같다", "수", "것", "무엇", "뭐", "때", "경우", "나요"})
+CLAIM_FILLERS = frozenset({"있다", "하다", "되다", "없다", "않다", "아니하다", "아니다", "수", "것", "이다", "못하다"})
 
 # %% ../../nbs/text/02_korean.ipynb #30ce4321
 IDENTIFIER_RE = re.compile(

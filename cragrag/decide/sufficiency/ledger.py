@@ -10,7 +10,7 @@ from typing import Callable, Iterable, Literal, Mapping, Sequence
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 from ...indexing.documents import DELETED_PART, amendment_notes
-from ...text.korean import CIRCLED, law_match, law_norm
+from ...text.korean import ARTICLE_ID, CIRCLED, law_match, law_norm
 from ...models.llm import CallLog, LLMError
 from ...models.prompts import quote_untrusted, untrusted_rule
 from ...core.schema import Source
@@ -252,7 +252,7 @@ def revoked_lines(text: str) -> list[str]:
 def is_revoked(text: str) -> bool:
     "Is every non-empty line of `text` a 삭제 note (or an article heading before one)?"
     lines = [re.sub(r"^#+\s*", "", l.replace("**", "").replace("\\.", ".")).strip() for l in (text or "").splitlines()]
-    lines = [l for l in lines if l and not re.fullmatch(r"제\d+(?:-\d+)?조(?:의\d+)?", l)]
+    lines = [l for l in lines if l and not re.fullmatch(ARTICLE_ID, l)]
     return bool(lines) and len(revoked_lines("\n".join(lines))) == len(lines)
 
 def check_revoked(item: EvidenceItem, revoked_hashes: Iterable[str] = ()) -> Check:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Mapping, Sequence
 from pydantic import BaseModel, Field
-from ...text.korean import GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_level, law_norm
+from ...text.korean import GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_level, law_norm, named_laws
 from ...models.llm import CallLog, LLMError
 from ...models.prompts import quote_untrusted
 from ...retrieval.routing import classify_query
@@ -16,7 +16,7 @@ from ...core.schema import QueryType
 
 # %% auto #0
 __all__ = ['Level', 'DECOMPOSE_PROMPT', 'SourceConstraint', 'Relation', 'Requirement', 'law_level_name', 'is_numeric',
-           'named_laws', 'source_constraints', 'revision_points', 'temporal_requirements', 'comparison_sides',
+           'source_constraints', 'revision_points', 'temporal_requirements', 'comparison_sides',
            'comparison_requirements', 'exception_requirements', 'delegation_requirements', 'multipart_requirements',
            'decompose_requirements', 'RequirementList', 'decompose_messages', 'renumber', 'Decomposition',
            'LLMDecomposer', 'derived_requirements']
@@ -64,19 +64,6 @@ _NUMERIC = re.compile(r"기간|기한|금액|며칠|몇\s*(?:일|년|개월|달|
 def is_numeric(text: str) -> bool:
     "Does `text` ask for a number (a period, an amount, a rate, a limit), which must be quoted, never estimated?"
     return bool(_NUMERIC.search(text or ""))
-
-# %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #91529bad
-_LAW_NAME = re.compile(r"「\s*([^」\n]{1,60}?)\s*」|(?<![가-힣])([가-힣]{1,30}?(?:법률|법|규정|기준|약관)(?:\s*시행령|\s*시행규칙)?)(?=$|[^가-힣]|(?:상|의|에|은|는|이|가|을|를|과|와|도|에서|으로|로|보다)(?![가-힣]))")
-_NOT_LAWS = {"방법", "불법", "합법", "위법", "편법", "문법", "사법", "입법", "수법", "기법", "어법", "기준", "규정", "소방법"}
-
-def named_laws(text: str) -> list[tuple[str, tuple[int, int]]]:
-    "Law names the text mentions (「보험업법」, 보험업법 시행령, 화재예방법) in normal form, with their spans; generic words left out."
-    out = []
-    for m in _LAW_NAME.finditer(text or ""):
-        name = law_norm(m[1] or m[2])
-        if name in GENERIC_LAW_WORDS or name in _NOT_LAWS or name.endswith(("하는법", "타는법", "받는법", "하는방법")): continue
-        out.append((name, m.span()))
-    return out
 
 # %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #0149943a
 def _cite(c: SourceConstraint) -> str:
