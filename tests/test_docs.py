@@ -35,14 +35,14 @@ def test_site(tmp_path_factory):
             assert "#| export" not in html and "#| default_exp" not in html and "#| hide" not in html, page.name
             assert "Create a new string object" not in html and "interactive(children=" not in html, page.name   # no str docstring on an Enum
         assert 'rel="next"' in html or 'rel="prev"' in html, page.name
-    docs = (site / "documents.html").read_text(encoding="utf-8")
+    docs = (site / "indexing" / "documents.html").read_text(encoding="utf-8")
     for sym in ["load_document", "chunk_document", "load_documents", "split_article"]:
         assert re.search(rf"<h[2-4][^>]*>{sym}</h[2-4]>", docs), sym   # show_doc API entry
     assert "article-aware" in docs                    # the prose is there
     assert '<span class="kw">def</span>' in docs      # highlighted code
-    cfg = (site / "config.html").read_text(encoding="utf-8")
+    cfg = (site / "core" / "config.html").read_text(encoding="utf-8")
     assert "crag_score_threshold" in cfg and "Settings" in cfg
-    crag = (site / "crag.html").read_text(encoding="utf-8")
+    crag = (site / "decide" / "crag.html").read_text(encoding="utf-8")
     flat = re.sub(r"\s+", "", crag)
     assert '<spanclass="kw">class</span>GateDecision(' in flat and "<td><code>REFUSE</code></td><td><code>'refuse'</code></td>" in flat   # an Enum's members
     assert "<td><code>top_score</code></td>" in flat  # a dataclass's fields
@@ -50,9 +50,9 @@ def test_site(tmp_path_factory):
     home_html = (site / "index.html").read_text(encoding="utf-8")
     home = h.unescape(re.sub(r"<[^>]+>", "", home_html))
     assert "pip install -e . && cragrag demo" in home and "&& pytest" in home
-    assert all(f"<h2>{g}</h2>" in home_html for g in ("Pipeline stages", "Service", "Reference"))
+    assert all(f"<h2>{g}</h2>" in home_html for g in ("Course", "core", "text", "decide", "answering", "serve", "Reference"))   # the sidebar follows the layers
     llms = (site / "llms.txt").read_text(encoding="utf-8")
-    assert llms.startswith("# cragrag\n\n> ") and "- [The CRAG gate](crag.html): " in llms
+    assert llms.startswith("# cragrag\n\n> ") and "- [The CRAG gate](decide/crag.html): " in llms
     css = (site / "assets" / "site.css").read_text(encoding="utf-8")
     assert "prefers-color-scheme:dark" in css and "code span.kw" in css
     from cragrag.tools.docsite import _find_font, _pagefind

@@ -11,7 +11,8 @@ from cragrag.decide.threeway import grade_retrieval
 from cragrag.text.injection import detect_instructions, instruction_risk
 from cragrag.course.judge import JudgeCRAG, JudgeState
 from cragrag.models.llm import BaseLLM
-from cragrag.models.prompts import PROMPTS, UNTRUSTED_RULE, _tag_rx, quote_untrusted, render_context, rewrite_messages
+from cragrag.models.prompts import PROMPTS, UNTRUSTED_RULE, render_context, rewrite_messages
+from cragrag.text.injection import _tag_rx, quote_untrusted
 from cragrag.core.schema import QueryType, Source
 from cragrag.check.verify import UNTRUSTED_FINDING, verify_answer
 

@@ -166,7 +166,7 @@ def test_search_and_local_copy(site, served, browser):
             const r = await pf.search("보험계약"); return Promise.all(r.results.slice(0, 5).map(x => x.data().then(d => d.url))); })()""")
         assert hits and all(not h.startswith("http") for h in hits), hits
         assert browser.js(s, "!!document.querySelector('#search .pagefind-ui')"), "no search box"
-    errors = browser.open(s, (site / "crag.html").as_uri())
+    errors = browser.open(s, (site / "decide" / "crag.html").as_uri())
     r = browser.js(s, PAGE_JS)
     assert r["hangul"] and r["boxes"] == 0, r["boxes"]
     assert not [e for e in errors if "pagefind" not in e], errors      # (pagefind's own fetches need HTTP)
@@ -179,7 +179,7 @@ def test_screenshots(site, served, browser):
     s = browser.tab()
     browser.send("Emulation.setDeviceMetricsOverride", s, width=1280, height=900, deviceScaleFactor=1, mobile=False)
     course = sorted(p.relative_to(site).as_posix() for p in (site / "tutorials").glob("*.html"))[:1] if (site / "tutorials").is_dir() else []
-    for page in ["index.html", "crag.html", *course]:
+    for page in ["index.html", "decide/crag.html", *course]:
         for scheme in ("light", "dark"):
             browser.send("Emulation.setEmulatedMedia", s, features=[{"name": "prefers-color-scheme", "value": scheme}])
             browser.open(s, served + page); browser.js(s, "document.fonts.ready.then(() => 1)")

@@ -16,6 +16,8 @@ from ..core.schema import AnswerResponse, Chunk, RetrieveResponse
 from ..core.clock import deadline, pausable
 from ..core.schema import Source
 from ..decide.threeway import HTTPSearchSource
+from ..models.llm import make_llm
+from ..decide.gate import make_rewriter
 
 # %% auto #0
 __all__ = ['MAX_FILTER_FIELDS', 'ReadWriteLock', 'validate_query', 'validate_request', 'Components', 'Pipeline',
@@ -162,13 +164,11 @@ def reranker(self: Components):
 @patch(as_prop=True)
 def llm(self: Components):
     "The generator (`settings.llm`): the offline `ExtractiveLLM`, or an `OpenAICompatibleLLM`."
-    from cragrag.models.llm import make_llm
     return self._part("llm", lambda: make_llm(self.settings))
 
 @patch(as_prop=True)
 def rewriter(self: Components):
     "The CRAG rewriter (`settings.rewriter`): the glossary offline, the LLM's when the model can complete."
-    from cragrag.decide.gate import make_rewriter
     return self._part("rewriter", lambda: make_rewriter(self.settings, self.llm))
 
 @patch(as_prop=True)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 from ..core.config import Settings
 from ..decide.gate import REFUSAL_ANSWER, CragOutcome, GlossaryRewriter, LLMRewriter, run_crag
 from ..check.critic import CriticOutcome, corpus_lookup, critic_dispatch, make_semantic_judge
@@ -17,17 +17,27 @@ from ..models.prompts import PROMPTS, calc_context_budget, truncate_context
 from ..retrieval.routing import classify_query
 from ..core.schema import AnswerResponse, RiskLevel, RouteResult, Source, Verification
 from ..check.verify import VerificationResult, verify_answer
-if TYPE_CHECKING:   # only for the annotations: each is imported where its stage runs
-    from cragrag.check.guardrails import Checks, HarmfulContentFilter
-    from cragrag.decide.sufficiency.loop import SufficiencyOutcome
-    from cragrag.decide.threeway import CorrectiveResult, ExternalSource
-    from cragrag.generate.flare import FlareResult
-    from cragrag.generate.grounded import GroundedAnswer
+from ..check.guardrails import Checks, HarmfulContentFilter
+from ..decide.sufficiency.loop import SufficiencyOutcome
+from ..decide.threeway import CorrectiveResult, ExternalSource
+from ..generate.flare import FlareResult
+from ..generate.grounded import GroundedAnswer
+from ..decide.gate import evaluate_retrieval
+from ..decide.threeway import ExternalPolicy, RetrievalVerdict, corrective_route, grade_retrieval, verdict_from_gate
+from ..decide.sufficiency.loop import Budget, run_sufficiency
+from ..generate.grounded import render_grounded, write_grounded
+from ..generate.flare import FlareBudget, flare_generate
+from ..check.critic import build_hint
+from ..text.injection import instruction_risk
+from ..text.pii import find_pii, mask_pii
+from ..check.guardrails import apply_guardrails
+from ..decide.sufficiency.requirements import LLMDecomposer
+from ..decide.sufficiency.ledger import LLMSupportJudge
 
 # %% auto #0
-__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Services', 'Generation', 'AnswerState', 'options', 'route',
-           'searcher', 'crag_loop', 'crag', 'three_way', 'crag_three_way', 'sufficiency', 'missing_note', 'generate',
-           'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag', 'Guard', 'guard', 'Stage',
+__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Services', 'Generation', 'Guard', 'AnswerState', 'options',
+           'route', 'searcher', 'crag_loop', 'crag', 'three_way', 'crag_three_way', 'sufficiency', 'missing_note',
+           'generate', 'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag', 'guard', 'Stage',
            'run_stages', 'contract_of', 'answer_response', 'trace_record']
 
 # %% ../../nbs/answering/79_answer_path.ipynb #05b77008
@@ -85,6 +95,15 @@ class Generation:
     answer: str
     generator: str          # the LLM's name
     sources: list[Source]   # the context the answer was written from (after the budget cut)
+
+@dataclass
+class Guard:
+    "What the guard let out: the answer (personal data masked) and its warnings."
+    answer: str
+    warnings: list[str] = field(default_factory=list)
+    answer_risk: str | None = None          # instruction-like text in the answer itself
+    personal_data: list[str] = field(default_factory=list)   # kinds found in the answer (masked when mask_pii)
+    checks: Checks | None = None            # the output guardrails' record (guardrails on)
 
 @dataclass
 class AnswerState:
@@ -155,8 +174,6 @@ def crag(svc: Services, st: AnswerState) -> CragOutcome:
 # %% ../../nbs/answering/79_answer_path.ipynb #f848630b
 def three_way(svc: Services, st: AnswerState, out: CragOutcome) -> CorrectiveResult:
     "The three-way branch on the CRAG loop's outcome: the verdict, then `corrective_route` behind the policy gate."
-    from cragrag.decide.gate import evaluate_retrieval
-    from cragrag.decide.threeway import ExternalPolicy, RetrievalVerdict, corrective_route, grade_retrieval, verdict_from_gate
     s, internal = svc.settings, out.final.sources
     if out.passed: verdict = RetrievalVerdict.CORRECT
     elif s.three_way_grader == "llm" and svc.llm.can_structured and internal: verdict = grade_retrieval(svc.llm, st.query, internal[:5], st.log)
@@ -181,7 +198,6 @@ def _cited(o) -> list[str]:
 
 def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
     "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL."
-    from cragrag.decide.sufficiency.loop import Budget, run_sufficiency
     seen, known = {}, {}
     def search(q, r, k, f):
         got = svc.search(q, r, k, {**(f or {}), **(st.filters or {})})   # the caller's filters win: narrow, never widen
@@ -192,11 +208,9 @@ def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
     s, reqs, dec, judge = svc.settings, None, None, None
     llm_ok = getattr(svc.llm, "can_structured", False) and s.sufficiency_max_llm_calls > 0
     if s.sufficiency_llm_decomposer and llm_ok:
-        from cragrag.decide.sufficiency.requirements import LLMDecomposer
         dec = LLMDecomposer(svc.llm); dec.log = st.log          # its calls count as the request's
         reqs = dec.decompose(st.query, st.route)
     if s.sufficiency_llm_judge and llm_ok:
-        from cragrag.decide.sufficiency.ledger import LLMSupportJudge
         judge = LLMSupportJudge(svc.llm); judge.log = st.log
     st.sufficiency = o = run_sufficiency(st.query, search, route=st.route, requirements=reqs, exists=exists, tenant=svc.tenant,
                                          laws=svc.titles(), judge=judge, top_k=min(st.top_k or s.top_k, 10),
@@ -235,7 +249,6 @@ def generate(svc: Services, st: AnswerState) -> Generation:
 
 def generate_grounded(svc: Services, st: AnswerState) -> Generation:
     "Stage [3] with `grounded_answer`: the validated answer contract; its explicit failure is the refusal."
-    from cragrag.generate.grounded import render_grounded, write_grounded
     sources, sq = _context(svc, st)
     st.grounded = g = write_grounded(svc.llm, st.query, st.route.query_type, sources, log=st.log, search_query=sq, repairs=svc.settings.grounded_repairs)
     if g.failed: raise Refusal(f"grounded_{g.failure_code}", g.failure_detail)
@@ -244,7 +257,6 @@ def generate_grounded(svc: Services, st: AnswerState) -> Generation:
 def generate_flare(svc: Services, st: AnswerState) -> Generation:
     "Stage [3] with `flare`: re-retrieve for the sentences the model is unsure of (plain generation when the LLM cannot complete)."
     if not svc.llm.can_complete: return generate(svc, st)
-    from cragrag.generate.flare import FlareBudget, flare_generate
     s, (sources, _) = svc.settings, _context(svc, st)
     search = lambda q: [x for x in svc.search(q, classify_query(q), 5, st.filters) if x.rerank_score is not None]
     st.flare = f = flare_generate(st.query, st.route.query_type, sources, svc.llm, search, threshold=s.flare_threshold, log=st.log,
@@ -272,7 +284,6 @@ def critique(svc: Services, st: AnswerState) -> CriticOutcome:
 def self_rag(svc: Services, st: AnswerState) -> dict | None:
     "Stage [4'']: with `self_rag_strict`, regenerate a failing answer up to N generations in all, then refuse it (`not_grounded`)."
     from dataclasses import replace
-    from cragrag.check.critic import build_hint
     c, n, limit = st.critique, 1 + int(bool(st.critique.regenerated)), svc.settings.self_rag_max_iterations
     can = svc.llm.can_complete and st.grounded is None
     while c.verification.risk_level > RiskLevel.WARN and can and n < limit:
@@ -285,19 +296,8 @@ def self_rag(svc: Services, st: AnswerState) -> dict | None:
     return {"generations": n}
 
 # %% ../../nbs/answering/79_answer_path.ipynb #73e6bd01
-@dataclass
-class Guard:
-    "What the guard let out: the answer (personal data masked) and its warnings."
-    answer: str
-    warnings: list[str] = field(default_factory=list)
-    answer_risk: str | None = None          # instruction-like text in the answer itself
-    personal_data: list[str] = field(default_factory=list)   # kinds found in the answer (masked when mask_pii)
-    checks: Checks | None = None            # the output guardrails' record (guardrails on)
-
 def guard(svc: Services, st: AnswerState) -> Guard:
     "Stage [5]: the injection policy, instruction-like text in the answer, personal data in the answer."
-    from cragrag.text.injection import instruction_risk
-    from cragrag.text.pii import find_pii, mask_pii
     c, policy = st.critique, svc.settings.injection_policy
     risk = instruction_risk(c.answer)
     if c.verification.injection_refusal(policy) or (policy == "refuse" and risk == "high"):
@@ -305,7 +305,6 @@ def guard(svc: Services, st: AnswerState) -> Guard:
     out, kinds = Guard(c.answer, answer_risk=risk), sorted({m.kind for m in find_pii(c.answer)})
     if risk: out.warnings.append(f"the answer itself contains instruction-like text ({risk} risk): check it against the sources")
     if options(svc, st).guardrails:
-        from cragrag.check.guardrails import apply_guardrails
         r = apply_guardrails(c.answer, format_valid=st.grounded.format_valid if st.grounded else True, risk_level=c.verification.risk_level,
                              mask_pii=svc.settings.mask_pii, harmful=svc.harmful(), require_citation=svc.settings.require_citation)
         out.answer, out.checks = r.answer, r.checks
@@ -359,7 +358,6 @@ _NO_CONTRACT = ("llm_", "deadline", "untrusted_instruction")   # failures of the
 def contract_of(st: AnswerState):
     "The grounded contract of a finished request (grounded_answer): the one written, or the failure its refusal stands for."
     if st.grounded is not None or not (st.opts and st.opts.grounded_answer) or st.refusal is None: return st.grounded
-    from cragrag.generate.grounded import GroundedAnswer
     why = st.refusal.reason
     if why.startswith(_NO_CONTRACT): return None
     reason = ("불일치" if why == "insufficient_contradictory" else
@@ -371,7 +369,6 @@ def _checks_of(st: AnswerState, text: str):
     "The guardrails' `checks` of the answer text (a refusal's included), when they are on."
     if st.guard is not None and st.guard.checks is not None: return st.guard.checks.model_dump(mode="json")
     if not (st.opts and st.opts.guardrails): return None
-    from cragrag.check.guardrails import apply_guardrails
     return apply_guardrails(text, format_valid=not (st.grounded and not st.grounded.format_valid), require_citation=False).checks.model_dump(mode="json")
 
 def _flare_summary(f) -> dict | None:
@@ -392,7 +389,6 @@ def _verification(st: AnswerState) -> Verification | None:
 
 def _answer_text(st: AnswerState, contract) -> str:
     "The answer's text: the refusal (or the grounded contract's explicit failure), else the guarded or critiqued answer; a PARTIAL verdict names what is missing."
-    from cragrag.generate.grounded import render_grounded
     if st.refusal is not None: return render_grounded(contract) if contract is not None else REFUSAL_ANSWER
     text = st.guard.answer if st.guard is not None else st.critique.answer
     o = st.sufficiency

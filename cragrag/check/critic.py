@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field
 from ..core.schema import RiskLevel
 from ..text.injection import instruction_risk
 from ..text.korean import CLAIM_FILLERS, extract_appendix_refs, extract_article_refs, law_match, law_norm
-from ..models.prompts import UNTRUSTED_RULE, quote_untrusted
+from ..models.prompts import UNTRUSTED_RULE
+from ..text.injection import quote_untrusted
 from .verify import CRITICAL_KINDS, VerificationResult, extract_numeric_facts
 
 # %% auto #0

@@ -11,7 +11,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, Field
 from ..decide.gate import REFUSAL_ANSWER
 from ..models.llm import CallLog, LLMError
-from ..models.prompts import UNTRUSTED_RULE, quote_untrusted, render_context
+from ..models.prompts import UNTRUSTED_RULE, render_context
+from ..text.injection import quote_untrusted
 from ..core.schema import Source
 
 # %% auto #0

@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 from ..models.llm import CallLog, LLMError
 from ..core.schema import RouteResult, Source
 from ..text.glossary import load_glossary, apply_glossary
+from ..models.prompts import rewrite_messages
 
 # %% auto #0
 __all__ = ['REFUSAL_ANSWER', 'GateDecision', 'GateResult', 'top_score', 'evaluate_retrieval', 'GlossaryRewriter', 'clean_rewrite',
@@ -73,7 +74,6 @@ class LLMRewriter:
     def __init__(self, llm): self.llm = llm # any cragrag LLM with `can_complete` (an `OpenAICompatibleLLM`)
     def rewrite(self, question: str, tried: Sequence[str] = (), *, log: CallLog | None = None) -> str | None:
         "One statute-vocabulary search query; raises `LLMError` when the model fails."
-        from cragrag.models.prompts import rewrite_messages
         return clean_rewrite(self.llm.complete(rewrite_messages(question, tried or [question]), purpose="rewrite", log=log, max_tokens=96))
 
 # %% ../../nbs/decide/30_crag.ipynb #16f846bb

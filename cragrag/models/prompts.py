@@ -9,27 +9,12 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 from ..core.schema import QueryType, Source
 from ..text.korean import safe_cuts
+from ..text.injection import QUOTE_TAG, quote_untrusted
 
 # %% auto #0
-__all__ = ['QUOTE_TAG', 'UNTRUSTED_RULE', 'CITATION_FORMAT', 'COMMON_RULES', 'PROMPTS', 'REWRITE_PROMPT', 'quote_untrusted',
-           'untrusted_rule', 'PromptTemplate', 'rewrite_messages', 'cite', 'source_header', 'render_context',
-           'count_tokens', 'calc_context_budget', 'truncate_context']
-
-# %% ../../nbs/models/31_prompts.ipynb #a4324767
-QUOTE_TAG = "자료"   # the tag that marks retrieved text in every prompt
-_GAP = r"[\s\u200b-\u200d\u2060\ufeff\u00ad]*"
-
-def _tag_rx(tag: str) -> re.Pattern:
-    "Any spelling of <tag> or </tag>: spacing, full-width and angle brackets, HTML escapes, zero-width characters, a missing '>'."
-    name = _GAP.join(map(re.escape, tag))
-    return re.compile(rf"(?:[<＜〈﹤‹«《]|&lt;|&#0*60;|&#x0*3c;){_GAP}[/／\\]?{_GAP}{name}(?:{_GAP}(?:[>＞〉﹥›»》]|&gt;))?", re.I)
-
-def quote_untrusted(text: str, tag: str = QUOTE_TAG) -> str:
-    "`text` between <tag> and </tag>, every look-alike of either tag removed from it first: the text cannot close the quote."
-    rx, text = _tag_rx(tag), text or ""
-    head, tail = f"<{tag}>\n", f"\n</{tag}>"
-    if text.startswith(head) and text.endswith(tail) and not rx.search(text[len(head):-len(tail)]): return text   # quoted already
-    return f"{head}{rx.sub(' ', text).strip()}{tail}"
+__all__ = ['UNTRUSTED_RULE', 'CITATION_FORMAT', 'COMMON_RULES', 'PROMPTS', 'REWRITE_PROMPT', 'untrusted_rule', 'PromptTemplate',
+           'rewrite_messages', 'cite', 'source_header', 'render_context', 'count_tokens', 'calc_context_budget',
+           'truncate_context']
 
 # %% ../../nbs/models/31_prompts.ipynb #0aaca3f8
 def untrusted_rule(tag: str = QUOTE_TAG) -> str:

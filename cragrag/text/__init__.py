@@ -12,5 +12,5 @@ __getattr__, __dir__, __all__ = lazy_names(globals(), {n: f"cragrag.text.{m}" fo
     "pii": "PII_TAGS PIIMatch ascii_view rrn_check_digit rrn_checksum_ok foreigner_checksum_ok birth_date_ok luhn_ok find_pii has_pii mask_pii mask_obj",
     "morphology": "get_kiwi analyze analyze_many",
     "glossary": "GlossaryEntry bundled_glossary load_glossary apply_glossary",
-    "injection": "RISKS KO_RULES EN_RULES MARKUP_RULES RULES InjectionFinding fold InjectionRule detect_instructions instruction_risk",
+    "injection": "QUOTE_TAG RISKS KO_RULES EN_RULES MARKUP_RULES RULES quote_untrusted InjectionFinding fold InjectionRule detect_instructions instruction_risk",
 }.items() for n in names.split()})

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 from .morphology import get_kiwi
+from .morphology import get_kiwi
 
 # %% auto #0
 __all__ = ['GlossaryEntry', 'bundled_glossary', 'load_glossary', 'apply_glossary']
@@ -59,7 +60,6 @@ def _glossary_spans(toks, entries: Sequence[GlossaryEntry]) -> list[tuple[int, i
 # %% ../../nbs/text/06_glossary.ipynb #9433e42a
 def apply_glossary(text: str, entries: Sequence[GlossaryEntry]) -> tuple[str, list[tuple[str, str]]]:
     "`text` with every glossary match replaced by its statutory terms (none twice), and the (matched words, terms) pairs."
-    from cragrag.text.morphology import get_kiwi
     toks = get_kiwi().tokenize(text)
     spans = _glossary_spans(toks, entries)
     inside = {k for i, j, _ in spans for k in range(i, j)}

@@ -9,8 +9,24 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 # %% auto #0
-__all__ = ['RISKS', 'KO_RULES', 'EN_RULES', 'MARKUP_RULES', 'RULES', 'InjectionFinding', 'fold', 'InjectionRule',
-           'detect_instructions', 'instruction_risk']
+__all__ = ['QUOTE_TAG', 'RISKS', 'KO_RULES', 'EN_RULES', 'MARKUP_RULES', 'RULES', 'quote_untrusted', 'InjectionFinding', 'fold',
+           'InjectionRule', 'detect_instructions', 'instruction_risk']
+
+# %% ../../nbs/text/42_injection.ipynb #a4324767
+QUOTE_TAG = "자료"   # the tag that marks retrieved text in every prompt
+_GAP = r"[\s\u200b-\u200d\u2060\ufeff\u00ad]*"
+
+def _tag_rx(tag: str) -> re.Pattern:
+    "Any spelling of <tag> or </tag>: spacing, full-width and angle brackets, HTML escapes, zero-width characters, a missing '>'."
+    name = _GAP.join(map(re.escape, tag))
+    return re.compile(rf"(?:[<＜〈﹤‹«《]|&lt;|&#0*60;|&#x0*3c;){_GAP}[/／\\]?{_GAP}{name}(?:{_GAP}(?:[>＞〉﹥›»》]|&gt;))?", re.I)
+
+def quote_untrusted(text: str, tag: str = QUOTE_TAG) -> str:
+    "`text` between <tag> and </tag>, every look-alike of either tag removed from it first: the text cannot close the quote."
+    rx, text = _tag_rx(tag), text or ""
+    head, tail = f"<{tag}>\n", f"\n</{tag}>"
+    if text.startswith(head) and text.endswith(tail) and not rx.search(text[len(head):-len(tail)]): return text   # quoted already
+    return f"{head}{rx.sub(' ', text).strip()}{tail}"
 
 # %% ../../nbs/text/42_injection.ipynb #1761039c
 RISKS = ("low", "medium", "high")   # in increasing order

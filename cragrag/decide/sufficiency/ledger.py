@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...indexing.documents import DELETED_PART, amendment_notes
 from ...text.korean import ARTICLE_ID, CIRCLED, law_match, law_norm
 from ...models.llm import CallLog, LLMError
-from ...models.prompts import quote_untrusted, untrusted_rule
+from ...models.prompts import untrusted_rule
+from ...text.injection import quote_untrusted
 from ...core.schema import Source
 from ...check.verify import extract_numeric_facts
 

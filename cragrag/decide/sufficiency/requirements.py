@@ -10,7 +10,7 @@ from typing import Literal, Mapping, Sequence
 from pydantic import BaseModel, Field
 from ...text.korean import GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_level, law_norm, named_laws
 from ...models.llm import CallLog, LLMError
-from ...models.prompts import quote_untrusted
+from ...text.injection import quote_untrusted
 from ...retrieval.routing import classify_query
 from ...core.schema import QueryType
 
