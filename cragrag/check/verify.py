@@ -13,6 +13,7 @@ from ..text.injection import RISKS, detect_instructions
 from ..text.pii import ascii_view, find_pii
 from ..text.korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, find_appendix_refs, find_article_refs, header_article,
                             identifier_spans, law_match, law_norm, split_sentences)
+from ..text.korean import DATE_RE, ISO_DATE, date_parts
 
 # %% auto #0
 __all__ = ['CRITICAL_KINDS', 'KIND_KO', 'UNTRUSTED_FINDING', 'UNTRUSTED_LEVEL', 'VIA_KO', 'NumericFact', 'extract_numeric_facts',
@@ -62,14 +63,14 @@ def _scan(text: str, rx: re.Pattern, make: Callable, needles: Sequence[str] = ()
     return found, _blank(text, [(a, b) for a, b, _ in found])
 
 # %% ../../nbs/check/40_verify.ipynb #068379a2
-_DATE_RE = re.compile(r"(?<!\d)(?P<y>(?:19|20)\d\d)\s*(?:[.\-/]\s*(?P<m>\d{1,2})\s*[.\-/]\s*(?P<d>\d{1,2})(?!\d)\.?"
-                      r"|년\s*(?P<m2>\d{1,2})\s*월(?:\s*(?P<d2>\d{1,2})\s*일)?)")
+_DATE_RE = DATE_RE   # the shared reading of a date (`cragrag.text.korean`); the verifier counts a day, or a month of a year
 
 def _date(m) -> NumericFact | None:
-    "ISO date: '2026-04-20', or '2026-04' for a month; None for an impossible month or day."
-    y, mo, d = m["y"], int(m["m"] or m["m2"]), m["d"] or m["d2"]
-    if not 1 <= mo <= 12 or d and not 1 <= int(d) <= 31: return None
-    return NumericFact("date", f"{y}-{mo:02d}" + (f"-{int(d):02d}" if d else ""), m[0].strip())
+    "ISO date: '2026-04-20', or '2026-04' for a month; None for an impossible month or day, and for a year, month or dotted year-month alone."
+    y, mo, d = date_parts(m)
+    if y is None or mo is None or "ㆍ" in m[0] or (m["m"] and d is None): return None
+    if not 1 <= mo <= 12 or d and not 1 <= d <= 31: return None
+    return NumericFact("date", f"{y}-{mo:02d}" + (f"-{d:02d}" if d else ""), m[0].strip())
 
 # %% ../../nbs/check/40_verify.ipynb #99dc2829
 _TERM = rf"{_NUM}\s*(?:[천백십]\s*)?(?:[조억만]\s*)?"
@@ -153,7 +154,7 @@ _ID_RE = re.compile(
     r"|\d{6}-\d{7}|\d{3}-\d{2}-\d{5}"                                          # 법인등록번호, 사업자등록번호
     r"|[A-Z]{1,2}\d{7,8}"                                                      # M12345678: a passport number
     r"|\d{2,6}(?:-\d{2,8}){2,5})(?![\w-])")                                    # three or more hyphenated digit groups
-_ISO_DATE = re.compile(r"(?:19|20)\d\d-\d{1,2}-\d{1,2}")
+_ISO_DATE = re.compile(ISO_DATE)
 _ID_HINT = re.compile(r"\d{5}|\d[-.\s)\u2010-\u2015\u2212\ufe58\ufe63\uff0d\uff09\uff0e]{1,4}\d{3}|\d\d-\d\d-\d\d|번호|\+\s?82|[A-Z]\d{3}[A-Z]\d{4}")
 _ID_LABEL_RE = re.compile(
     r"(?:보험증권|증권|계약|사업자(?:등록)?|법인(?:등록)?|주민(?:등록)?|외국인(?:등록)?|여권|운전면허|면허|고객|회원|가입자|접수|관리|사건"

@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Iterable
 import yaml
-from ..text.korean import ARTICLE_ID, CIRCLED_CLASS
+from ..text.korean import ARTICLE_ID, CIRCLED_CLASS, DATE_RE, date_parts
 from ..core.schema import Chunk
 
 # %% auto #0
@@ -126,7 +126,7 @@ def _clean_md(s: str) -> str:
 
 # %% ../../nbs/indexing/03_documents.ipynb #2a7dca84
 _NOTE = re.compile(r"[<\[]([^<>\[\]]*?\d{4}\s*[.ㆍ][^<>\[\]]*)[>\]]")
-_NOTE_TOKEN = re.compile(r"(삭\s*제|신\s*설|개\s*정)|(\d{4})\s*[.ㆍ]\s*(\d{1,2})\s*[.ㆍ]\s*(\d{1,2})")
+_NOTE_TOKEN = re.compile(r"(삭\s*제|신\s*설|개\s*정)|" + DATE_RE.pattern)   # a kind, or a date (`cragrag.text.korean`)
 _NOTE_KIND = {"삭제": "deleted", "신설": "added", "개정": "amended"}   # 전문개정, 제목개정 → 개정; 본조신설 → 신설
 DELETED_PART = re.compile(rf"^\s*(?:[{CIRCLED_CLASS}]|\d+(?:의\d+)?\.|[가-하]\.|{ARTICLE_ID})?\s*[<(\[]?삭\s*제[>)\]]?\s*(<[^>]*>|\[[^\]]*\])?\s*$")
 
@@ -149,8 +149,8 @@ def amendment_notes(text: str) -> Amendments:
             kind = None
             for t in _NOTE_TOKEN.finditer(note.group(1)):
                 if t.group(1): kind = _NOTE_KIND[re.sub(r"\s", "", t.group(1))]; continue
-                k = kind or ("deleted" if DELETED_PART.match(line) else None)
-                if k: out[k].add(f"{int(t.group(2)):04d}-{int(t.group(3)):02d}-{int(t.group(4)):02d}")
+                (y, mo, d), k = date_parts(t), kind or ("deleted" if DELETED_PART.match(line) else None)
+                if k and d is not None: out[k].add(f"{int(y):04d}-{mo:02d}-{d:02d}")   # a note's dates are full dates
     return Amendments(*(sorted(out[k]) for k in ("amended", "added", "deleted")))
 
 # %% ../../nbs/indexing/03_documents.ipynb #ce5296b9

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 # %% auto #0
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
-           'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'CUT_POINT', 'STOPWORDS', 'CLAIM_FILLERS', 'IDENTIFIER_RE',
-           'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef', 'law_norm', 'law_level',
-           'law_match', 'named_laws', 'find_article_refs', 'extract_article_refs', 'AppendixRef', 'find_appendix_refs',
-           'extract_appendix_refs', 'split_sentences', 'split_units', 'safe_cuts', 'identifier_spans']
+           'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'CUT_POINT', 'ISO_DATE', 'DATE_RE', 'STOPWORDS',
+           'CLAIM_FILLERS', 'IDENTIFIER_RE', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef',
+           'law_norm', 'law_level', 'law_match', 'named_laws', 'find_article_refs', 'extract_article_refs',
+           'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences', 'split_units', 'safe_cuts',
+           'date_parts', 'identifier_spans']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -228,6 +229,20 @@ def safe_cuts(text: str) -> list[int]:
     refs = [m.span() for m in REF_TERM_RE.finditer(text)]
     return [m.start() for m in CUT_POINT.finditer(text) if m.start() > 0 and not any(a < m.start() < b for a, b in refs)]
 
+# %% ../../nbs/text/02_korean.ipynb #22bfd736
+ISO_DATE = r"(?:19|20)\d\d-\d{1,2}-\d{1,2}"
+DATE_RE = re.compile(
+    r"(?<!\d)(?P<y>(?:19|20)\d\d)\s*"
+    r"(?:[.\-/ㆍ]\s*(?P<m>\d{1,2})(?!\d)(?:\s*[.\-/ㆍ]\s*(?P<d>\d{1,2})(?!\d)\.?)?"     # 2024. 1. 1. / 2024-01-01 / 2024/1/1 / 2024ㆍ1ㆍ1 / 2024.6
+    r"|년(?:\s*(?P<m2>\d{1,2})\s*월(?:\s*(?P<d2>\d{1,2})\s*일)?)?|[.\-](?!\s*\d))"     # 2024년 1월 1일 / 2024년 / 2024.
+    r"(?:\s*(?P<per>초|말|상반기|하반기|봄|여름|가을|겨울))?"                                # 2021년 상반기
+    r"|(?<![\d.])(?P<mo>\d{1,2})\s*월(?!\s*\d)")                                            # 6월 (no year)
+
+def date_parts(m: re.Match) -> tuple[str | None, int | None, int | None]:
+    "(year, month, day) of a `DATE_RE` match; None where the text names none (no year for a bare month)."
+    mo, d = m["m"] or m["m2"] or m["mo"], m["d"] or m["d2"]
+    return m["y"], int(mo) if mo else None, int(d) if d else None
+
 # %% ../../nbs/text/02_korean.ipynb #1f2e63be
 STOPWORDS = frozenset({"있다", "하다", "되다", "없다", "이다", "않다", "어떻다", "알리다", "알려주다", "알다", "싶다", "주다", "받다",
                        "같다", "수", "것", "무엇", "뭐", "때", "경우", "나요"})
@@ -239,7 +254,7 @@ IDENTIFIER_RE = re.compile(
     r"|0\d{1,2}[-.\s)]\d{3,4}[-.\s]\d{4}"                            # phone: 010-1234-5678, 02)123-4567
     r"|\d{3}-\d{2}-\d{5}"                                             # 사업자등록번호
     r"|\d{4}-\d{4}-\d{4}-\d{4}"                                      # card number
-    r"|(?!(?:19|20)\d\d-\d{1,2}-\d{1,2}(?![\d-]))\d{2,6}(?:-\d{2,6}){2,4})(?![\d-])")  # account numbers; not an ISO date
+    rf"|(?!{ISO_DATE}(?![\d-]))\d{{2,6}}(?:-\d{{2,6}}){{2,4}})(?![\d-])")  # account numbers; not an ISO date
 
 def identifier_spans(text: str) -> list[tuple[int, int]]:
     "Spans of identifiers (resident, phone, business, card, account numbers): digits that are not quantities."

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Mapping, Sequence
 from pydantic import BaseModel, Field
-from ...text.korean import GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_level, law_norm, named_laws
+from ...text.korean import GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_level, law_norm, named_laws, DATE_RE, date_parts
 from ...models.llm import CallLog, LLMError
 from ...text.injection import quote_untrusted
 from ...retrieval.routing import classify_query
@@ -94,9 +94,7 @@ def source_constraints(text: str,                 # question text (or one side o
     return list({c.model_dump_json(): c for c in out}.values())
 
 # %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #23e5ec60
-_DATE = re.compile(r"(?P<y>(?:19|20)\d\d)\s*(?:년|[.-])(?:\s*(?P<m>\d{1,2})\s*(?:월|[.-]))?(?:\s*(?P<d>\d{1,2})\s*일?)?"
-                   r"(?:\s*(?P<per>초|말|상반기|하반기|봄|여름|가을|겨울))?"
-                   r"|(?<![\d.])(?P<mo>\d{1,2})\s*월(?!\s*\d)")
+_DATE = DATE_RE   # every date a question can name (`cragrag.text.korean`): a day, a month, a year, a season, a month alone
 _OLD_WORD = re.compile(r"개정\s*(?:전|이전)|종전|예전|과거|이전\s*(?:규정|기준|법|고시)|구\s*법")
 _NEW_WORD = re.compile(r"현재|지금|현행|개정\s*후|개정된|최근|요즘")
 _CHANGE = re.compile(r"짧아졌|짧아진|길어졌|길어진|늘어났|늘었|줄었|줄어들|바뀌었|바뀐|바뀌나|달라졌|달라진|변경되었|변경됐|변경된|강화되었|강화됐|완화되었|완화됐|"
@@ -105,9 +103,10 @@ _REV_CUE = re.compile(r"\s*(?:자|년도)?\s*(?:에|의|부터)?\s*(?:시행|개
 
 def _revision(m: re.Match) -> str:
     "The revision string of a date match: 2021, 2021-06, 2021-01-25, or XXXX-06 for a month without a year."
-    if m["mo"]: return f"XXXX-{int(m['mo']):02d}"
-    if m["per"] and not m["m"]: return f"{m['y']}-{_PERIOD_END[m['per']]}"
-    return "-".join([m["y"]] + [f"{int(m[k]):02d}" for k in ("m", "d") if m[k]])
+    y, mo, d = date_parts(m)
+    if y is None: return f"XXXX-{mo:02d}"
+    if m["per"] and mo is None: return f"{y}-{_PERIOD_END[m['per']]}"
+    return "-".join([y] + [f"{x:02d}" for x in (mo, d) if x])
 
 _PERIOD_END = {"초": "01", "봄": "05", "상반기": "06", "여름": "08", "가을": "10", "하반기": "12", "말": "12", "겨울": "12"}
 _PAST = re.compile(r"(?:었|았|였|했|됐)(?:나요|나|는지|습니까|어요|지요|죠|는가|을까요)|던\s")
