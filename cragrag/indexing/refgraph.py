@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Literal, Mapping, Sequence
 from fastcore.basics import patch
 from ..text.korean import GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_level, law_match, law_norm
+from ..text.korean import law_act
 
 # %% auto #0
 __all__ = ['Key', 'Edge', 'doc_level', 'act_name', 'default_aliases', 'document_aliases', 'article_edges', 'docs_index',
@@ -38,7 +39,7 @@ def doc_level(title: str, doc_id: str = "") -> str:
 def act_name(title: str) -> str | None:
     "The act a 법률 / 시행령 / 시행규칙 belongs to, in normal form ('화재의 예방 … 법률 시행령' → 화재의예방…법률); None for a 고시."
     t = law_norm(title) or ""
-    base = re.sub(r"(?:시행령|시행규칙)$", "", t)
+    base = law_act(t)
     return base if base.endswith(("법", "법률")) else None
 
 def default_aliases(title: str) -> dict[str, str]:
@@ -54,7 +55,7 @@ def document_aliases(text: str, title: str = "") -> dict[str, str]:
     out, last = dict(default_aliases(title)), None
     for m in _ALIAS.finditer(text or ""):
         law = law_norm(m["law"]) if m["law"] else (last + m["lv"] if last else None)
-        if m["law"]: last = re.sub(r"(?:시행령|시행규칙)$", "", law_norm(m["law"]))
+        if m["law"]: last = law_act(law_norm(m["law"]))
         if law: out[m["alias"]] = law
     return out
 
@@ -84,7 +85,7 @@ def _target(text, s, head, ref, aliases, prev, own) -> tuple[str | None, str | N
     if "부칙" in pre: return ()
     if m := re.search(r"(?:같은\s*법|동법)\s*(시행령|시행규칙)\s*$", pre):
         base = prev[0] if prev and prev[0] else None
-        return (re.sub(r"(?:시행령|시행규칙)$", "", base) + m[1], m[1]) if base else ()
+        return (law_act(base) + m[1], m[1]) if base else ()
     if re.search(r"(?:^|[^가-힣])이\s*(?:법|영|규칙|규정|고시|약관|기준)\s*$", pre): return None
     if ref.law and law_norm(ref.law) not in GENERIC_LAW_WORDS:
         law = law_norm(ref.law)

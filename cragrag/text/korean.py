@@ -11,7 +11,7 @@ from dataclasses import dataclass
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
            'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'CUT_POINT', 'ISO_DATE', 'DATE_RE', 'STOPWORDS',
            'CLAIM_FILLERS', 'IDENTIFIER_RE', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef',
-           'law_norm', 'law_level', 'law_match', 'named_laws', 'find_article_refs', 'extract_article_refs',
+           'law_norm', 'law_level', 'law_act', 'law_match', 'named_laws', 'find_article_refs', 'extract_article_refs',
            'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences', 'split_units', 'safe_cuts',
            'date_parts', 'identifier_spans']
 
@@ -93,6 +93,10 @@ def law_level(name: str) -> str:
     "시행규칙, 시행령, or '' for an act."
     return next((x for x in ("시행규칙", "시행령") if name.endswith(x)), "")
 
+def law_act(name: str) -> str:
+    "The act a decree implements: the name without its 시행령 / 시행규칙."
+    return re.sub(r"(?:시행령|시행규칙)$", "", name)
+
 def law_match(a: str | None, b: str | None) -> bool:
     "Same law (either unknown counts as a match): equal, a tail of the other, or an abbreviation; never an act for its decree."
     if not a or not b or a == b: return True
@@ -124,13 +128,15 @@ _ART_RE = re.compile(
     rf"(?:\s*(?:(?:제\s*)?(?P<para>\d+)\s*항|(?P<circ>[{CIRCLED_CLASS}]))|\s*(?P<relpara>같은\s*항|동\s*항))?"
     r"(?:\s*(?:제\s*)?(?P<item>\d+)\s*호)?"
     r"(?:\s*(?P<mok>[가-하])\s*목)?")
-_LAW_BEFORE = re.compile(r"(?:「\s*(?P<law>[^」\n]{1,90}?)\s*」|(?P<rel>같은\s*법|동법|이\s*법)"
-                         r"|(?<![가-힣])(?P<law2>[가-힣]{0,20}(?:법률|시행령|시행규칙|감독규정|법|규정|약관)))\s*$")
+_LAW_BEFORE = re.compile(r"(?:「\s*(?P<law>[^」\n]{1,90}?)\s*」|(?P<rel>같은\s*법|동법|이\s*법)(?:\s*(?P<rlevel>시행령|시행규칙))?"
+                         r"|(?<![가-힣])(?P<law2>[가-힣]{1,20}(?:법률|감독규정|법|규정|약관)\s*(?:시행령|시행규칙)"   # 보험업법 시행령: a decree, named with a space
+                         r"|[가-힣]{0,20}(?:법률|시행령|시행규칙|감독규정|법|규정|약관)))\s*$")
 
 def _law_before(text, m, last_law):
     lm = _LAW_BEFORE.search(text, max(0, m.start() - 100), m.start())
     if lm is None: return None, m.start()
-    law = last_law if lm["rel"] else law_norm(lm["law"] or lm["law2"])
+    if lm["rel"]: law = None if lm["rlevel"] else last_law   # 같은 법 시행규칙: a decree of a law named earlier, not resolved here
+    else: law = law_norm(lm["law"] or lm["law2"])
     return (None if law in GENERIC_LAW_WORDS else law), lm.start()
 
 # %% ../../nbs/text/02_korean.ipynb #58fe7504

@@ -13,6 +13,7 @@ from ...models.llm import CallLog, LLMError
 from ...text.injection import quote_untrusted
 from ...retrieval.routing import classify_query
 from ...core.schema import QueryType
+from ...text.korean import law_act
 
 # %% auto #0
 __all__ = ['Level', 'DECOMPOSE_PROMPT', 'SourceConstraint', 'Relation', 'Requirement', 'law_level_name', 'is_numeric',
@@ -243,7 +244,7 @@ def delegation_requirements(question: str, revision: str | None = None) -> list[
     m = _DELEG.search(question)
     if not m: return None
     level = "시행령" if m["who"] in ("시행령", "대통령령") else "시행규칙"
-    acts = [re.sub(r"(?:시행령|시행규칙)$", "", n) for n, _ in named_laws(question)]
+    acts = [law_act(n) for n, _ in named_laws(question)]
     act = next((a for a in acts if a), None)
     arts = [c for c in source_constraints(question, revision=revision) if c.article]
     act_cons = [c.model_copy(update={"law": c.law or act, "level": "법률"}) for c in arts] or [SourceConstraint(law=act, level="법률", revision=revision)]
