@@ -11,6 +11,7 @@ from typing import Iterable, Literal, Mapping, Sequence
 from fastcore.basics import patch
 from ..text.korean import GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_level, law_match, law_norm
 from ..text.korean import law_act
+from ..text.korean import law_authority
 
 # %% auto #0
 __all__ = ['Key', 'Edge', 'doc_level', 'act_name', 'default_aliases', 'document_aliases', 'article_edges', 'docs_index',
@@ -33,8 +34,7 @@ def doc_level(title: str, doc_id: str = "") -> str:
     "법률, 시행령, 시행규칙 or 고시 for a document (from its id's suffix, else its title)."
     tail = doc_id.split("@")[0].rsplit("_", 1)[-1] if doc_id else ""
     if tail in ("법률", "시행령", "시행규칙", "고시"): return tail
-    if lv := law_level(law_norm(title) or ""): return lv
-    return "법률" if (law_norm(title) or "").endswith(("법", "법률")) else "고시"
+    return law_authority(law_norm(title)) or "고시"
 
 def act_name(title: str) -> str | None:
     "The act a 법률 / 시행령 / 시행규칙 belongs to, in normal form ('화재의 예방 … 법률 시행령' → 화재의예방…법률); None for a 고시."
@@ -71,8 +71,7 @@ def _sentence(text: str, i: int) -> str:
     return text[a:min(b) + 2 if b else len(text)]
 
 def _level_of(law: str | None) -> str | None:
-    if not law: return None
-    return law_level(law) or ("법률" if law.endswith(("법", "법률")) else "고시")
+    return (law_authority(law) or "고시") if law else None
 
 # %% ../../nbs/indexing/51_refgraph.ipynb #91d104a4
 def _pre(text: str, s: int, head: str) -> str:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
            'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'CUT_POINT', 'ISO_DATE', 'DATE_RE', 'STOPWORDS',
            'CLAIM_FILLERS', 'IDENTIFIER_RE', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef',
-           'law_norm', 'law_level', 'law_act', 'law_match', 'named_laws', 'find_article_refs', 'extract_article_refs',
-           'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences', 'split_units', 'safe_cuts',
-           'date_parts', 'identifier_spans']
+           'law_norm', 'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws', 'find_article_refs',
+           'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences',
+           'split_units', 'safe_cuts', 'date_parts', 'identifier_spans']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -92,6 +92,13 @@ def law_norm(name: str | None) -> str | None:
 def law_level(name: str) -> str:
     "시행규칙, 시행령, or '' for an act."
     return next((x for x in ("시행규칙", "시행령") if name.endswith(x)), "")
+
+def law_authority(name: str | None) -> str | None:
+    "법률, 시행령, 시행규칙 or 고시 (…규정, …기준, …고시, …약관) for a law's name in normal form; None when the name says none."
+    if not name: return None
+    if lv := law_level(name): return lv
+    if re.search(r"(?:규정|기준|고시|약관)$", name): return "고시"
+    return "법률" if name.endswith(("법", "법률")) else None
 
 def law_act(name: str) -> str:
     "The act a decree implements: the name without its 시행령 / 시행규칙."

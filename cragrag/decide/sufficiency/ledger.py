@@ -16,6 +16,7 @@ from ...models.prompts import untrusted_rule
 from ...text.injection import quote_untrusted
 from ...core.schema import Source
 from ...check.verify import extract_numeric_facts
+from ...text.korean import law_authority
 
 # %% auto #0
 __all__ = ['Grade', 'GRADES', 'SUPPORT_PROMPT', 'Support', 'Check', 'Validation', 'span_hash', 'authority_of', 'EvidenceItem',
@@ -63,10 +64,7 @@ def authority_of(doc_id: str | None, doc_title: str | None = None) -> str | None
     "법률 | 시행령 | 시행규칙 | 고시 from the document id's kind, else from the title's ending; None when neither says."
     kind = re.sub(r"@.*$", "", doc_id or "").rsplit("_", 1)[-1] if doc_id and "_" in doc_id else ""
     if kind in _LEVELS: return kind
-    t = law_norm(doc_title) or ""
-    if t.endswith(("시행령", "시행규칙")): return "시행령" if t.endswith("시행령") else "시행규칙"
-    if re.search(r"(?:규정|기준|고시|약관)$", t): return "고시"
-    return "법률" if t.endswith(("법", "법률")) else None
+    return law_authority(law_norm(doc_title))
 
 # %% ../../../nbs/decide/sufficiency/52_ledger.ipynb #81b19d81
 class EvidenceItem(BaseModel):

@@ -14,6 +14,7 @@ from ...text.injection import quote_untrusted
 from ...retrieval.routing import classify_query
 from ...core.schema import QueryType
 from ...text.korean import law_act
+from ...text.korean import law_authority
 
 # %% auto #0
 __all__ = ['Level', 'DECOMPOSE_PROMPT', 'SourceConstraint', 'Relation', 'Requirement', 'law_level_name', 'is_numeric',
@@ -52,11 +53,8 @@ class Requirement(BaseModel):
 
 # %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #d76dd175
 def law_level_name(law: str | None) -> str | None:
-    "The `SourceConstraint.level` a law name implies: 시행령, 시행규칙, 고시 (…규정, …기준, …고시) or 법률; None for no name."
-    if not law: return None
-    if lv := law_level(law): return lv
-    if re.search(r"(?:규정|기준|고시)$", law): return "고시"
-    return "법률" if law.endswith(("법", "법률")) else None
+    "The `SourceConstraint.level` a law name implies: 시행령, 시행규칙, 고시 (…규정, …기준, …고시, …약관) or 법률; None for no name."
+    return law_authority(law)
 
 # %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #7e7e49db
 _NUMERIC = re.compile(r"기간|기한|금액|며칠|몇\s*(?:일|년|개월|달|주|세|살|회|번|명|%|퍼센트|배|시간|분|층|점|m|㎡|평)|비율|한도|얼마|상한|하한|요율|퍼센트|%"
