@@ -13,7 +13,7 @@ from ..text.injection import RISKS, detect_instructions
 from ..text.pii import ascii_view, find_pii
 from ..text.korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, find_appendix_refs, find_article_refs, header_article,
                             identifier_spans, law_match, law_norm, split_sentences)
-from ..text.korean import DATE_RE, ISO_DATE, date_parts
+from ..text.korean import DATE_RE, ISO_DATE, date_parts, mark_range
 
 # %% auto #0
 __all__ = ['CRITICAL_KINDS', 'KIND_KO', 'UNTRUSTED_FINDING', 'UNTRUSTED_LEVEL', 'VIA_KO', 'NumericFact', 'extract_numeric_facts',
@@ -243,16 +243,9 @@ class ContextChunk:
     facts: frozenset[tuple]          # (kind, value) of every numeric fact, endpoints of ranges included
 
 # %% ../../nbs/check/40_verify.ipynb #e6153055
-_RANGE_META = re.compile(rf"([{CIRCLED_CLASS}]|\d+)(?:\s*-\s*([{CIRCLED_CLASS}]|\d+))?")
-
 def _meta_range(s: str | None) -> set[int]:
-    "The numbers a metadata range names: '②-③' → {2, 3}."
-    if not s: return set()
-    m = _RANGE_META.match(str(s).strip())
-    if not m: return set()
-    v = lambda x: CIRCLED.get(x) or int(x)
-    a = v(m.group(1)); b = v(m.group(2)) if m.group(2) else a
-    return set(range(a, b + 1))
+    "The numbers a metadata range names: '②-③' → {2, 3} (`mark_range`; empty when none)."
+    return mark_range(s) or set()
 
 # %% ../../nbs/check/40_verify.ipynb #af19c243
 def _fact_keys(facts: Iterable[NumericFact]) -> set[tuple]:

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 # %% auto #0
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
-           'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'CUT_POINT', 'ISO_DATE', 'DATE_RE', 'STOPWORDS',
-           'CLAIM_FILLERS', 'IDENTIFIER_RE', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef',
-           'law_norm', 'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws', 'find_article_refs',
-           'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences',
-           'split_units', 'safe_cuts', 'date_parts', 'identifier_spans']
+           'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'CUT_POINT', 'MARK_RANGE_RE', 'ISO_DATE', 'DATE_RE',
+           'STOPWORDS', 'CLAIM_FILLERS', 'IDENTIFIER_RE', 'circled', 'article_id', 'header_article', 'extract_refs',
+           'ArticleRef', 'law_norm', 'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws',
+           'find_article_refs', 'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs',
+           'split_sentences', 'split_units', 'safe_cuts', 'mark_range', 'date_parts', 'identifier_spans']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -241,6 +241,17 @@ def safe_cuts(text: str) -> list[int]:
     "Positions where `text` may be cut: sentence/항/호 boundaries outside any article reference."
     refs = [m.span() for m in REF_TERM_RE.finditer(text)]
     return [m.start() for m in CUT_POINT.finditer(text) if m.start() > 0 and not any(a < m.start() < b for a, b in refs)]
+
+# %% ../../nbs/text/02_korean.ipynb #7e5468f0
+MARK_RANGE_RE = re.compile(rf"([{CIRCLED_CLASS}]|\d+)(?:\s*-\s*([{CIRCLED_CLASS}]|\d+))?")
+
+def mark_range(s: str | None) -> set[int] | None:
+    "The numbers a 항 or 호 metadata range names ('①' → {1}, '②-④' → {2, 3, 4}, '1-3' → {1, 2, 3}); None when it names none."
+    m = MARK_RANGE_RE.fullmatch(str(s or "").strip())
+    if not m: return None
+    v = lambda x: CIRCLED.get(x) or int(x)
+    a = v(m[1]); b = v(m[2]) if m[2] else a
+    return set(range(a, b + 1))
 
 # %% ../../nbs/text/02_korean.ipynb #22bfd736
 ISO_DATE = r"(?:19|20)\d\d-\d{1,2}-\d{1,2}"

@@ -17,6 +17,7 @@ from ...text.injection import quote_untrusted
 from ...core.schema import Source
 from ...check.verify import extract_numeric_facts
 from ...text.korean import law_authority
+from ...text.korean import mark_range
 
 # %% auto #0
 __all__ = ['Grade', 'GRADES', 'SUPPORT_PROMPT', 'Support', 'Check', 'Validation', 'span_hash', 'authority_of', 'EvidenceItem',
@@ -334,14 +335,9 @@ class Thresholds(BaseModel):
     partial: float = 0.1   # the abort threshold: off-corpus queries score below it
     overlap: float = 0.5   # share of a requirement's key words a span needs for PARTIAL on the question's score alone
 
-_PARA_RANGE = re.compile(rf"^([{''.join(CIRCLED)}])(?:\s*-\s*([{''.join(CIRCLED)}]))?$")
-
 def paragraphs(p: str | None) -> set[int] | None:
-    "The 항 numbers of a chunk's `paragraph` metadata ('①' → {1}, '②-④' → {2, 3, 4}); None when unknown."
-    m = _PARA_RANGE.match((p or "").strip())
-    if not m: return None
-    a = CIRCLED[m[1]]; b = CIRCLED[m[2]] if m[2] else a
-    return set(range(a, b + 1))
+    "The 항 numbers of a chunk's `paragraph` metadata ('①' → {1}, '②-④' → {2, 3, 4}); None when unknown (digits name 호, not 항)."
+    return None if re.search(r"\d", p or "") else mark_range(p)
 
 def constraint_match(item: EvidenceItem, constraints: Sequence) -> tuple[str, object | None]:
     "How the item meets the best of the constraints: exact (the article), paragraph (the article, another 항), law, none (no constraint) or mismatch."
