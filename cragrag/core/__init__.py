@@ -6,9 +6,9 @@
 __all__ = []
 
 # %% ../../nbs/core/index.ipynb #fa4b0ddb
-from .. import lazy_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), {n: f"cragrag.core.{m}" for m, names in {
+from .. import lazy_names, layer_names
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.core", {
     "config": "STRATEGIES ENV_PREFIX StrategyFactors Settings ConfigError read_config_file load_settings",
     "schema": "QueryType SearchStrategy RouteResult Chunk Source Citation RiskLevel Verification RetrieveResponse AnswerResponse",
     "clock": "deadline time_left pausable checkpoint lower_priority",
-}.items() for n in names.split()})
+}))

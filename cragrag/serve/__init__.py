@@ -6,10 +6,10 @@
 __all__ = []
 
 # %% ../../nbs/serve/index.ipynb #991d1098
-from .. import lazy_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), {n: f"cragrag.serve.{m}" for m, names in {
+from .. import lazy_names, layer_names
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.serve", {
     "requests": "RetrieveRequest AnswerRequest run_request",
     "auth": "Role Principal hash_key KeyRing load_keys save_keys inline_entry parse_inline_keys configured_keys",
     "server": "health_report heavy_slots LightFirst is_heavy heavy_pool docs_assets add_local_docs create_app serve",
     "workers": "lane_blocker worker_settings WorkerError Worker respond worker_main WorkerLane",
-}.items() for n in names.split()})
+}))

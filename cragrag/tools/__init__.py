@@ -6,7 +6,7 @@
 __all__ = []
 
 # %% ../../nbs/tools/index.ipynb #a4f09b8d
-from .. import lazy_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), {n: f"cragrag.tools.{m}" for m, names in {
+from .. import lazy_names, layer_names
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.tools", {
     "docsite": "WIDGET_NOTE GROUPS notebook_markdown api_entry fix_api_docs llms_txt build_site build_readme",
-}.items() for n in names.split()})
+}))
