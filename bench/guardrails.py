@@ -3,7 +3,7 @@
 1. False positives: every chunk of the bundled demo corpus and of every document of ../shared/corpus (real statutes,
    decrees, 고시, 별표) is run through the guardrails' checks. A chunk is a false positive when its text would be
    masked for PII (cragrag.text.pii.find_pii), flagged harmful (the bundled term list), or when a numeric fact the
-   verifier would read without identifier blanking overlaps an identifier span (cragrag.check.verify._identifier_spans).
+   verifier would read without identifier blanking overlaps an identifier span (cragrag.text.pii.identifier_spans).
    For comparison, the same count for a naive word list (자살, 사망, 상해, 폭행, 살인, 마약 … and bare profanity).
 2. True positives: 34 crafted Korean answers labelled with PII / harmful / no citation; precision and recall of each
    check of apply_guardrails, and whether the verifier reads any number out of the identifiers they hold.
@@ -15,7 +15,8 @@ from pathlib import Path
 from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_documents
 from cragrag.check.guardrails import apply_guardrails, default_harmful_filter
 from cragrag.text.pii import find_pii, rrn_check_digit
-from cragrag.check.verify import _blank, _identifier_spans, _numeric, extract_numeric_facts
+from cragrag.check.verify import _blank, _numeric, extract_numeric_facts
+from cragrag.text.pii import identifier_spans
 from cragrag.text.korean import find_appendix_refs, find_article_refs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +25,7 @@ NAIVE = ("자살 사망 상해 폭행 살인 살해 마약 폭력 성폭력 강�
 
 def _unguarded_id_facts(text: str) -> list[str]:
     "Numeric facts the verifier would read out of identifier spans if it did not blank them."
-    ids = _identifier_spans(text)
+    ids = identifier_spans(text)
     if not ids: return []
     spans = find_article_refs(text)[1] + find_appendix_refs(text)[1]
     return [f.text for a, b, f in _numeric(_blank(text, spans)) if any(a < y and x < b for x, y in ids)]

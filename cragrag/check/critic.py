@@ -11,7 +11,7 @@ from typing import Callable
 from pydantic import BaseModel, Field
 from ..core.schema import RiskLevel
 from ..text.injection import instruction_risk
-from ..text.korean import CLAIM_FILLERS, extract_appendix_refs, extract_article_refs, law_match, law_norm
+from ..text.korean import CLAIM_FILLERS, extract_appendix_refs, extract_article_refs, law_match, law_norm, statute_sentences
 from ..models.prompts import UNTRUSTED_RULE
 from ..text.injection import quote_untrusted
 from .verify import CRITICAL_KINDS, VerificationResult, extract_numeric_facts
@@ -150,7 +150,7 @@ class NegationRuleJudge:
         words = {t for t in analyze(claim) if t not in CLAIM_FILLERS}
         if len(words) < 2: return False
         best, best_ov = None, 0.0
-        for sent in re.split(r"(?<=다\.)\s+|\n+", context):
+        for sent in statute_sentences(context):
             ov = len(words & set(analyze(sent))) / len(words)
             if ov > best_ov: best, best_ov = sent, ov
         return best is not None and best_ov >= self.min_overlap and _polarity(best) != _polarity(claim)

@@ -10,10 +10,10 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 from ..core.schema import Citation, RiskLevel, Verification
 from ..text.injection import RISKS, detect_instructions
-from ..text.pii import ascii_view, find_pii
+from ..text.pii import identifier_spans
 from ..text.korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, find_appendix_refs, find_article_refs, header_article,
-                            identifier_spans, law_match, law_norm, split_sentences)
-from ..text.korean import DATE_RE, ISO_DATE, date_parts, mark_range
+                            law_match, law_norm, split_sentences)
+from ..text.korean import DATE_RE, date_parts, mark_range
 
 # %% auto #0
 __all__ = ['CRITICAL_KINDS', 'KIND_KO', 'UNTRUSTED_FINDING', 'UNTRUSTED_LEVEL', 'VIA_KO', 'NumericFact', 'extract_numeric_facts',
@@ -147,39 +147,12 @@ def _ranges(text: str, found):
         out.append(found[i]); i += 1
     return out
 
-# %% ../../nbs/check/40_verify.ipynb #0d1d4ef9
-_ID_RE = re.compile(
-    r"(?<![\w+-])(?:\+\s?82[\s-]?(?:\(0\))?\d{1,2}[\s.-]?\d{3,4}[\s.-]?\d{4}"   # +82 10 1234 5678, +82-2-123-4567
-    r"|1(?:5[2-9]|6\d|8\d)\d-\d{4}"                                            # 1588-1234: 전국대표번호
-    r"|\d{6}-\d{7}|\d{3}-\d{2}-\d{5}"                                          # 법인등록번호, 사업자등록번호
-    r"|[A-Z]{1,2}\d{7,8}"                                                      # M12345678: a passport number
-    r"|\d{2,6}(?:-\d{2,8}){2,5})(?![\w-])")                                    # three or more hyphenated digit groups
-_ISO_DATE = re.compile(ISO_DATE)
-_ID_HINT = re.compile(r"\d{5}|\d[-.\s)\u2010-\u2015\u2212\ufe58\ufe63\uff0d\uff09\uff0e]{1,4}\d{3}|\d\d-\d\d-\d\d|번호|\+\s?82|[A-Z]\d{3}[A-Z]\d{4}")
-_ID_LABEL_RE = re.compile(
-    r"(?:보험증권|증권|계약|사업자(?:등록)?|법인(?:등록)?|주민(?:등록)?|외국인(?:등록)?|여권|운전면허|면허|고객|회원|가입자|접수|관리|사건"
-    r"|카드|계좌|통장|전화|휴대(?:전화|폰)?|핸드폰|차대|차량)\s*번호\s*[:：#]?\s*(?:[은는이가]\s*)?"
-    r"(?P<id>[A-Za-z\d][A-Za-z\d-]*\d[A-Za-z\d-]*)")
-
-def _identifier_spans(text: str) -> list[tuple[int, int]]:
-    "Spans of identifiers in `text` (phone, resident, business, card, account, passport, policy numbers …): digits that are not quantities."
-    if not _ID_HINT.search(text): return []   # a cheap superset of every shape below: 21 of the 1,184 bundled chunks pass it
-    view = ascii_view(text)
-    spans = [(m.start, m.end) for m in find_pii(text)] + identifier_spans(view)
-    spans += [m.span() for m in _ID_RE.finditer(view) if not _ISO_DATE.fullmatch(m[0])]
-    spans += [m.span("id") for m in _ID_LABEL_RE.finditer(view) if sum(ch.isdigit() for ch in m["id"]) >= 5]
-    out = []   # the three sources overlap: merged, in order
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]: out[-1] = (out[-1][0], max(b, out[-1][1]))
-        else: out.append((a, b))
-    return out
-
 # %% ../../nbs/check/40_verify.ipynb #fada6b27
 def _all_facts(text: str) -> tuple[list[ArticleRef], list[AppendixRef], list[NumericFact]]:
     "Article refs, appendix refs and numeric facts of `text`, in one pass (reference spans are blanked before numbers)."
     arts, s1 = find_article_refs(text); apps, s2 = find_appendix_refs(text)
     if not any(ch.isdigit() for ch in text): return arts, apps, []
-    spans = s1 + s2 + _identifier_spans(text)   # phone, resident, account and policy numbers are not quantities
+    spans = s1 + s2 + identifier_spans(text)   # phone, resident, account and policy numbers are not quantities
     t = _blank(text, spans) if spans else text
     return arts, apps, [f for _, _, f in _ranges(t, _numeric(t))]
 

@@ -13,7 +13,7 @@ from ..core.clock import checkpoint
 from ..models.prompts import PROMPTS, UNTRUSTED_RULE, render_context
 from ..core.schema import QueryType, RiskLevel, Source
 from ..check.verify import verify_answer
-from ..text.korean import CIRCLED_CLASS
+from ..text.korean import CIRCLED_CLASS, line_sentences
 from ..text.morphology import analyze
 
 # %% auto #0
@@ -22,21 +22,8 @@ __all__ = ['MARKER_RE', 'MARKER_RULE', 'REGENERATE_SYSTEM', 'sentence_spans', 's
            'draft_messages', 'regenerate_messages', 'flare_generate']
 
 # %% ../../nbs/generate/62_flare.ipynb #f359b258
-_OPEN, _CLOSE = "「『(（[［【“‘〈《<", "」』)）]］】”’〉》>"
 _LIST_ITEM = re.compile(rf"^\s*(?:\d{{1,3}}[.)]|[-*•·]|[{CIRCLED_CLASS}])\s+")
 _TABLE_SEP = re.compile(r"^\|?[\s:|\-]+\|?$")
-
-def _line_sentences(line: str) -> list[tuple[int, int]]:
-    "(start, end) of the sentences of one line: a break after '.', '?' or '!' and a space, outside brackets and not after a digit (1.5, 2014. 4. 15.)."
-    out, start, depth = [], 0, 0
-    for i, ch in enumerate(line):
-        if ch in _OPEN: depth += 1
-        elif ch in _CLOSE: depth = max(depth - 1, 0)
-        elif (ch in ".?!" and depth == 0 and i + 1 < len(line) and line[i + 1].isspace()
-              and not (ch == "." and i > 0 and line[i - 1].isdigit())):
-            out.append((start, i + 1)); start = i + 1
-    out.append((start, len(line)))
-    return out
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     "(start, end) in `text` of each unit of an answer: its sentences, each list item and each table row whole (separator rows and blank lines skipped)."
@@ -44,7 +31,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n"); s = body.strip()
         if s and not _TABLE_SEP.match(s):
-            parts = [(0, len(body))] if s.startswith("|") or _LIST_ITEM.match(body) else _line_sentences(body)
+            parts = [(0, len(body))] if s.startswith("|") or _LIST_ITEM.match(body) else line_sentences(body)
             for a, b in parts:
                 seg = body[a:b]
                 if seg.strip(): spans.append((pos + a + len(seg) - len(seg.lstrip()), pos + b - (len(seg) - len(seg.rstrip()))))

@@ -11,6 +11,7 @@ from ..models.llm import CallLog, LLMError
 from ..models.prompts import PROMPTS, UNTRUSTED_RULE, cite, render_context
 from ..core.schema import QueryType, Source
 from ..check.verify import extract_numeric_facts, parse_context
+from ..text.korean import first_sentence
 
 # %% auto #0
 __all__ = ['FailureReason', 'FAILURE_CODES', 'GROUNDED_RULES', 'FAILURE_TEXT', 'GroundedClaim', 'EvidenceDocument',
@@ -63,13 +64,6 @@ def location(meta: dict) -> str:
     return out
 
 # %% ../../nbs/generate/60_grounded.ipynb #747b2768
-def _first_sentence(text: str, n: int = 120) -> str:
-    "The first sentence of `text` (a 다./요. outside brackets), cut at `n` characters."
-    t = " ".join((text or "").split())
-    ends = [m for m in re.finditer(r"(?<=[다요])\.(?:\s|$)", t) if t[: m.start()].count("(") <= t[: m.start()].count(")")]
-    t = t[: ends[0].start() + 1] if ends else t
-    return t if len(t) <= n else t[: n - 1].rstrip() + "…"
-
 def evidence_documents(sources: Sequence[Source],   # the context the answer was written from
                        chunk_ids: Sequence[str],    # the chunks the answer cites, in order
                        summaries: dict[str, str] | None = None  # chunk id → the model's one-sentence summary
@@ -84,7 +78,7 @@ def evidence_documents(sources: Sequence[Source],   # the context the answer was
         if key not in docs:
             ext = m.get("external_source")
             docs[key] = EvidenceDocument(title=cite({**m, "paragraph": None}), location=location(m),
-                                         summary=summaries.get(cid) or _first_sentence(s.content),
+                                         summary=summaries.get(cid) or first_sentence(s.content),
                                          origin=f"external:{ext}" if m.get("origin") == "external" else "internal")
         docs[key].chunk_ids.append(cid)
     return list(docs.values())

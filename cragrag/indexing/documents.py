@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Iterable
 import yaml
-from ..text.korean import ARTICLE_ID, CIRCLED_CLASS, DATE_RE, date_parts
+from ..text.korean import ARTICLE_ID, CIRCLED_CLASS, CLAUSE_BREAK, DATE_RE, date_parts
 from ..core.schema import Chunk
 
 # %% auto #0
@@ -407,7 +407,7 @@ def _group(lines: list[Line], pat: re.Pattern) -> list[list[Line]]:
 # %% ../../nbs/indexing/03_documents.ipynb #6a4e44df
 def _split_line(ln: Line, max_chars: int) -> list[Line]:
     "Cut one over-long line at sentence ends (then hard) into lines of at most max_chars."
-    parts = [p for p in re.split(r"(?<=[다요함음]\.)\s+|(?<=[.;])\s+", ln.text) if p]
+    parts = [p for p in CLAUSE_BREAK.split(ln.text) if p]
     out, cur = [], ""
     for p in parts:
         while len(p) > max_chars:

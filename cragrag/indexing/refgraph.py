@@ -9,9 +9,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Mapping, Sequence
 from fastcore.basics import patch
-from ..text.korean import GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_level, law_match, law_norm
-from ..text.korean import law_act
-from ..text.korean import law_authority
+from ..text.korean import (GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_act, law_authority, law_level,
+                                 law_match, law_norm, sentence_at)
 
 # %% auto #0
 __all__ = ['Key', 'Edge', 'doc_level', 'act_name', 'default_aliases', 'document_aliases', 'article_edges', 'docs_index',
@@ -64,12 +63,6 @@ _LIST_GAP = re.compile(r"^\s*(?:[,ㆍ·]|및|또는|와|과|부터|까지|내지
 _MUTATIS = re.compile(r"준용(?:한다|하며|하고|된다|하여|할)")
 _DELEGATE = re.compile(r"(?P<who>대통령령|총리령|[가-힣]{0,8}부령)\s*(?:으로|로|이)\s*(?:정하|정한|정할|정해)")
 
-def _sentence(text: str, i: int) -> str:
-    "The sentence of `text` around position `i` (from the previous 다. to the next)."
-    a = max(text.rfind("다.", 0, i), text.rfind("\n", 0, i)) + 1
-    b = [x for x in (text.find("다.", i), text.find("\n", i)) if x >= 0]
-    return text[a:min(b) + 2 if b else len(text)]
-
 def _level_of(law: str | None) -> str | None:
     return (law_authority(law) or "고시") if law else None
 
@@ -110,7 +103,7 @@ def article_edges(text: str,                        # the article's text (or one
         law, level = t if t else (None, None)
         prev = (law, level, e)
         if law is None and r.article == article_id: continue
-        kind = "applies_mutatis" if _MUTATIS.search(_sentence(text, s)) else "refers"
+        kind = "applies_mutatis" if _MUTATIS.search(sentence_at(text, s)) else "refers"
         out.append(Edge(kind, law, level, r.article, r.paragraph, (s, e), text[s:e]))
     act = act_name(doc_title)
     if act and doc_level(doc_title) == "법률":

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 # %% auto #0
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
-           'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'CUT_POINT', 'MARK_RANGE_RE', 'ISO_DATE', 'DATE_RE',
-           'STOPWORDS', 'CLAIM_FILLERS', 'IDENTIFIER_RE', 'circled', 'article_id', 'header_article', 'extract_refs',
-           'ArticleRef', 'law_norm', 'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws',
-           'find_article_refs', 'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs',
-           'split_sentences', 'split_units', 'safe_cuts', 'mark_range', 'date_parts', 'identifier_spans']
+           'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'OPEN_BRACKETS', 'CLOSE_BRACKETS', 'STATUTE_BREAK',
+           'CLAUSE_BREAK', 'CUT_POINT', 'MARK_RANGE_RE', 'ISO_DATE', 'DATE_RE', 'STOPWORDS', 'CLAIM_FILLERS', 'circled',
+           'article_id', 'header_article', 'extract_refs', 'ArticleRef', 'law_norm', 'law_level', 'law_authority',
+           'law_act', 'law_match', 'named_laws', 'find_article_refs', 'extract_article_refs', 'AppendixRef',
+           'find_appendix_refs', 'extract_appendix_refs', 'split_sentences', 'split_units', 'line_sentences',
+           'first_sentence', 'statute_sentences', 'sentence_at', 'safe_cuts', 'mark_range', 'date_parts']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -213,7 +214,7 @@ def split_sentences(line: str) -> list[str]:
     return [p.strip() for p in SENTENCE_BREAK.split(line) if p.strip()]
 
 # %% ../../nbs/text/02_korean.ipynb #b5a03010
-_OPEN, _CLOSE = "([<「『〈", ")]>」』〉"
+OPEN_BRACKETS, CLOSE_BRACKETS = "「『(（[［【“‘〈《<", "」』)）]］】”’〉》>"   # a full stop inside ends no sentence
 
 def _unit_boundary(text: str, i: int, depth: int) -> bool:
     ch, nxt = text[i], text[i + 1:i + 4]
@@ -225,14 +226,57 @@ def split_units(text: str, min_chars: int = 6) -> list[str]:
     "Sentences, 항 and 호 of statute `text`; never split inside brackets; units shorter than `min_chars` dropped."
     out, cur, depth = [], [], 0
     for i, ch in enumerate(text):
-        if ch in _OPEN: depth += 1
-        elif ch in _CLOSE: depth = max(depth - 1, 0)
+        if ch in OPEN_BRACKETS: depth += 1
+        elif ch in CLOSE_BRACKETS: depth = max(depth - 1, 0)
         if _unit_boundary(text, i, depth):
             out.append("".join(cur)); cur = []
             if ch == "\n": depth = 0
         else: cur.append(ch)
     out.append("".join(cur))
     return [u.strip() for u in out if len(u.strip()) >= min_chars]
+
+# %% ../../nbs/text/02_korean.ipynb #61930d38
+def line_sentences(line: str) -> list[tuple[int, int]]:
+    "(start, end) of the sentences of one line of an answer: a break after '.', '?' or '!' and a space, outside brackets and not after a digit (1.5, 2014. 4. 15.)."
+    out, start, depth = [], 0, 0
+    for i, ch in enumerate(line):
+        if ch in OPEN_BRACKETS: depth += 1
+        elif ch in CLOSE_BRACKETS: depth = max(depth - 1, 0)
+        elif (ch in ".?!" and depth == 0 and i + 1 < len(line) and line[i + 1].isspace()
+              and not (ch == "." and i > 0 and line[i - 1].isdigit())):
+            out.append((start, i + 1)); start = i + 1
+    out.append((start, len(line)))
+    return out
+
+
+# %% ../../nbs/text/02_korean.ipynb #d5ce7641
+def first_sentence(text: str, n: int = 120) -> str:
+    "The first sentence of `text` (a 다. or 요. outside brackets), spaces squeezed, cut at `n` characters."
+    t, depth = " ".join((text or "").split()), 0
+    for i, ch in enumerate(t):
+        if ch in OPEN_BRACKETS: depth += 1
+        elif ch in CLOSE_BRACKETS: depth = max(depth - 1, 0)
+        elif ch == "." and depth == 0 and i and t[i - 1] in "다요" and (i + 1 == len(t) or t[i + 1].isspace()):
+            t = t[:i + 1]; break
+    return t if len(t) <= n else t[: n - 1].rstrip() + "…"
+
+
+# %% ../../nbs/text/02_korean.ipynb #3643f494
+STATUTE_BREAK = re.compile(r"(?<=다\.)\s+|\n+")   # the hard ends of statute text: 다. and line breaks
+CLAUSE_BREAK = re.compile(r"(?<=[.;])\s+")          # where an over-long line may be cut: any full stop or semicolon before a space
+
+def statute_sentences(text: str) -> list[str]:
+    "The sentences of statute `text`, cut at 다. and at line breaks."
+    return [s for s in STATUTE_BREAK.split(text) if s]
+
+def sentence_at(text: str, i: int) -> str:
+    "The statute sentence of `text` that holds position `i`."
+    start = 0
+    for m in STATUTE_BREAK.finditer(text):
+        if m.end() > i: return text[start:m.start()]
+        start = m.end()
+    return text[start:]
+
 
 # %% ../../nbs/text/02_korean.ipynb #7562cf44
 CUT_POINT = re.compile(rf"(?<=다\.)\s|(?<=\.)\n|\n(?=\s*(?:[{CIRCLED_CLASS}]|\d+\.|[가-하]\.))|\n")
@@ -271,15 +315,3 @@ def date_parts(m: re.Match) -> tuple[str | None, int | None, int | None]:
 STOPWORDS = frozenset({"있다", "하다", "되다", "없다", "이다", "않다", "어떻다", "알리다", "알려주다", "알다", "싶다", "주다", "받다",
                        "같다", "수", "것", "무엇", "뭐", "때", "경우", "나요"})
 CLAIM_FILLERS = frozenset({"있다", "하다", "되다", "없다", "않다", "아니하다", "아니다", "수", "것", "이다", "못하다"})
-
-# %% ../../nbs/text/02_korean.ipynb #30ce4321
-IDENTIFIER_RE = re.compile(
-    r"(?<![\d-])(?:\d{6}\s*-\s*[1-8]\d{6}"                       # 주민등록번호 / 외국인등록번호
-    r"|0\d{1,2}[-.\s)]\d{3,4}[-.\s]\d{4}"                            # phone: 010-1234-5678, 02)123-4567
-    r"|\d{3}-\d{2}-\d{5}"                                             # 사업자등록번호
-    r"|\d{4}-\d{4}-\d{4}-\d{4}"                                      # card number
-    rf"|(?!{ISO_DATE}(?![\d-]))\d{{2,6}}(?:-\d{{2,6}}){{2,4}})(?![\d-])")  # account numbers; not an ISO date
-
-def identifier_spans(text: str) -> list[tuple[int, int]]:
-    "Spans of identifiers (resident, phone, business, card, account numbers): digits that are not quantities."
-    return [m.span() for m in IDENTIFIER_RE.finditer(text)]

@@ -8,10 +8,13 @@ import re, unicodedata
 from dataclasses import dataclass
 from datetime import date
 from typing import Iterator
+from .korean import ISO_DATE
+
 
 # %% auto #0
-__all__ = ['PII_TAGS', 'PIIMatch', 'ascii_view', 'rrn_check_digit', 'rrn_checksum_ok', 'foreigner_checksum_ok', 'birth_date_ok',
-           'luhn_ok', 'find_pii', 'has_pii', 'mask_pii', 'mask_obj']
+__all__ = ['PII_TAGS', 'IDENTIFIER_RE', 'ID_SHAPE_RE', 'ID_LABEL_RE', 'PIIMatch', 'ascii_view', 'rrn_check_digit',
+           'rrn_checksum_ok', 'foreigner_checksum_ok', 'birth_date_ok', 'luhn_ok', 'find_pii', 'has_pii', 'mask_pii',
+           'mask_obj', 'identifier_spans']
 
 # %% ../../nbs/text/04_pii.ipynb #bde1bf8f
 @dataclass(frozen=True)
@@ -202,3 +205,37 @@ def mask_obj(obj):
     if isinstance(obj, list): return [mask_obj(v) for v in obj]
     if isinstance(obj, tuple): return tuple(mask_obj(v) for v in obj)
     return obj
+
+# %% ../../nbs/text/04_pii.ipynb #0ef1721b
+IDENTIFIER_RE = re.compile(
+    r"(?<![\d-])(?:\d{6}\s*-\s*[1-8]\d{6}"                                   # 주민등록번호 / 외국인등록번호
+    r"|0\d{1,2}[-.\s)]\d{3,4}[-.\s]\d{4}"                                    # phone: 010-1234-5678, 02)123-4567
+    r"|\d{3}-\d{2}-\d{5}"                                                     # 사업자등록번호
+    r"|\d{4}-\d{4}-\d{4}-\d{4}"                                              # card number
+    rf"|(?!{ISO_DATE}(?![\d-]))\d{{2,6}}(?:-\d{{2,6}}){{2,4}})(?![\d-])")     # account numbers; not an ISO date
+ID_SHAPE_RE = re.compile(
+    r"(?<![\w+-])(?:\+\s?82[\s-]?(?:\(0\))?\d{1,2}[\s.-]?\d{3,4}[\s.-]?\d{4}"     # +82 10 1234 5678, +82-2-123-4567
+    r"|1(?:5[2-9]|6\d|8\d)\d-\d{4}"                                            # 1588-1234: 전국대표번호
+    r"|\d{6}-\d{7}|\d{3}-\d{2}-\d{5}"                                          # 법인등록번호, 사업자등록번호
+    r"|[A-Z]{1,2}\d{7,8}"                                                      # M12345678: a passport number
+    r"|\d{2,6}(?:-\d{2,8}){2,5})(?![\w-])")                                    # three or more hyphenated digit groups
+ID_LABEL_RE = re.compile(
+    r"(?:보험증권|증권|계약|사업자(?:등록)?|법인(?:등록)?|주민(?:등록)?|외국인(?:등록)?|여권|운전면허|면허|고객|회원|가입자|접수|관리|사건"
+    r"|카드|계좌|통장|전화|휴대(?:전화|폰)?|핸드폰|차대|차량)\s*번호\s*[:：#]?\s*(?:[은는이가]\s*)?"
+    r"(?P<id>[A-Za-z\d][A-Za-z\d-]*\d[A-Za-z\d-]*)")
+_ISO_DATE = re.compile(ISO_DATE)
+_ID_HINT = re.compile(r"\d{5}|\d[-.\s)\u2010-\u2015\u2212\ufe58\ufe63\uff0d\uff09\uff0e]{1,4}\d{3}|\d\d-\d\d-\d\d|번호|\+\s?82|[A-Z]\d{3}[A-Z]\d{4}")
+
+def identifier_spans(text: str) -> list[tuple[int, int]]:
+    "Spans of identifiers in `text` (phone, resident, business, card, account, passport, policy numbers …): digits that are not quantities."
+    if not _ID_HINT.search(text): return []   # a cheap superset of every shape below: 21 of the 1,184 bundled chunks pass it
+    view = ascii_view(text)
+    spans = [(m.start, m.end) for m in find_pii(text)] + [m.span() for m in IDENTIFIER_RE.finditer(view)]
+    spans += [m.span() for m in ID_SHAPE_RE.finditer(view) if not _ISO_DATE.fullmatch(m[0])]
+    spans += [m.span("id") for m in ID_LABEL_RE.finditer(view) if sum(ch.isdigit() for ch in m["id"]) >= 5]
+    out = []   # the readings overlap: merged, in order
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]: out[-1] = (out[-1][0], max(b, out[-1][1]))
+        else: out.append((a, b))
+    return out
+

@@ -135,8 +135,8 @@ def _req(i: int, description: str, constraints=(), numeric=False, relations=(), 
 
 # %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #467bf3f1
 _CLAUSE = re.compile(r"(?<=[었았였졌했됐])고\s*,?\s+|\s*,\s*그리고\s+|\s*,?\s*(?:또한|아울러)\s+|(?<=[?？])\s+")
-_TIME_WORDS = re.compile(r"(?:(?:19|20)\d\d\s*년(?:\s*\d{1,2}\s*월)?(?:\s*\d{1,2}\s*일)?|(?<![\d.])\d{1,2}\s*월(?:\s*\d{1,2}\s*일)?)"
-                         r"\s*(?:자)?\s*(?:시행\s*)?(?:당시|개정)?\s*(?:보다|에\s*비해|과|와|이랑|랑|하고|의|에는|에)?"
+_TIME_WORDS = re.compile(rf"(?:{_DATE.pattern}|(?<![\d.])\d{{1,2}}\s*월\s*\d{{1,2}}\s*일)"   # every date the question names, with its cue words
+                         r"\s*(?:자)?\s*(?:시행\s*)?(?:당시|개정(?:\s*(?:전후|전|이전|후))?)?\s*(?:보다|에\s*비해|과|와|이랑|랑|하고|의|에는|에)?"
                          r"|개정\s*(?:전후|전|이전|후)\s*(?:/\s*후)?(?:과|와|의|에)?|개정(?=\s)|종전(?:의)?|예전(?:보다|에\s*비해)?|과거(?:보다|에\s*비해)?"
                          r"|현행\s*법(?:령)?(?:에서|에|은|는|상|과|와)?|현재|지금|현행|최근|요즘")
 _CHANGE_TAIL = re.compile(r"\s*(?:어떻게|얼마나|뭐가|무엇이|많이)?\s*(?:" + _CHANGE.pattern + r").*$")
