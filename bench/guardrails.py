@@ -15,7 +15,7 @@ from pathlib import Path
 from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_documents
 from cragrag.check.guardrails import apply_guardrails, default_harmful_filter
 from cragrag.text.pii import find_pii, rrn_check_digit
-from cragrag.check.verify import _blank, _numeric, extract_numeric_facts
+from cragrag.text.numbers import blank_spans, extract_numeric_facts, number_spans
 from cragrag.text.pii import identifier_spans
 from cragrag.text.korean import find_appendix_refs, find_article_refs
 
@@ -28,7 +28,7 @@ def _unguarded_id_facts(text: str) -> list[str]:
     ids = identifier_spans(text)
     if not ids: return []
     spans = find_article_refs(text)[1] + find_appendix_refs(text)[1]
-    return [f.text for a, b, f in _numeric(_blank(text, spans)) if any(a < y and x < b for x, y in ids)]
+    return [f.text for a, b, f in number_spans(blank_spans(text, spans)) if any(a < y and x < b for x, y in ids)]
 
 def corpus_fp(chunks) -> dict:
     "False positives of each check over `chunks` (each: name, chunk)."

@@ -39,7 +39,8 @@ _register("decide.threeway", "ExternalPolicy corrective_route")
 _register("answering.pipeline", "LocalDocumentSource")
 _register("testing.scripted", "ScriptedLLMServer")
 _register("answering.traces", "trace_summary read_traces")
-_register("check.verify", "extract_numeric_facts decompose_claims NumericFact")
+_register("check.verify", "decompose_claims")
+_register("text.numbers", "extract_numeric_facts NumericFact")
 _register("text.korean", "extract_article_refs extract_appendix_refs ArticleRef AppendixRef")
 _register("check.critic", "classify_failure NegationRuleJudge LLMSemanticJudge")
 
@@ -148,6 +149,7 @@ MOVED_NAMES = {   # names that moved to another module than the rest of their ol
     "store": dict.fromkeys(["demo_points", "check_store"], "testing.store_suite"),
     "external": dict.fromkeys(["LocalDocumentSource", "external_source"], "answering.pipeline"),
     "requirements": {"named_laws": "text.korean"},
+    "verify": dict.fromkeys(["CRITICAL_KINDS", "KIND_KO", "NumericFact", "extract_numeric_facts", "render_fact"], "text.numbers"),
 }
 
 class MovedModules:

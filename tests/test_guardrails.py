@@ -10,7 +10,7 @@ from cragrag.check.guardrails import (NO_CITATION_NOTICE, HarmfulContentFilter, 
                                 has_source_citation)
 from cragrag.text.korean import split_units
 from cragrag.text.pii import PII_TAGS, find_pii, luhn_ok, mask_pii, rrn_check_digit
-from cragrag.check.verify import extract_numeric_facts
+from cragrag.text.numbers import extract_numeric_facts
 
 @lru_cache(maxsize=1)
 def chunks():

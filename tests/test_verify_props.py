@@ -5,8 +5,8 @@ import random, re
 from hypothesis import given, settings, strategies as st
 from cragrag.core.schema import RiskLevel
 from cragrag.text.korean import ARTICLE_ID, extract_appendix_refs, extract_article_refs
-from cragrag.check.verify import (KIND_KO, decompose_claims, extract_numeric_facts,
-                            render_fact, verify_answer)
+from cragrag.check.verify import decompose_claims, verify_answer
+from cragrag.text.numbers import KIND_KO, extract_numeric_facts, render_fact
 
 KOREAN = st.text(alphabet=st.sampled_from(list("제조항호의목별표부칙서식지원만억천백십일주개월년세회%퍼센트분/.,-~ 0123456789①②③「」[]()가나다보험금다요.\n|")), max_size=200)
 

@@ -14,7 +14,8 @@ from ..text.injection import instruction_risk
 from ..text.korean import CLAIM_FILLERS, extract_appendix_refs, extract_article_refs, law_match, law_norm, statute_sentences
 from ..models.prompts import UNTRUSTED_RULE
 from ..text.injection import quote_untrusted
-from .verify import CRITICAL_KINDS, VerificationResult, extract_numeric_facts
+from .verify import VerificationResult
+from ..text.numbers import CRITICAL_KINDS, extract_numeric_facts
 
 # %% auto #0
 __all__ = ['REGENERATE', 'ESCALATE', 'SEMANTIC_JUDGE', 'FailureType', 'FailureAnalysis', 'classify_failure', 'build_hint',

@@ -7,173 +7,19 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 from ..core.schema import Citation, RiskLevel, Verification
 from ..text.injection import RISKS, detect_instructions
-from ..text.pii import identifier_spans
-from ..text.korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, find_appendix_refs, find_article_refs, header_article,
+from ..text.numbers import KIND_KO, NumericFact, read_facts, render_fact
+from ..text.korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, header_article,
                             law_match, law_norm, split_sentences)
-from ..text.korean import DATE_RE, date_parts, mark_range
+from ..text.korean import mark_range
 
 # %% auto #0
-__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'UNTRUSTED_FINDING', 'UNTRUSTED_LEVEL', 'VIA_KO', 'NumericFact', 'extract_numeric_facts',
-           'render_fact', 'Claim', 'decompose_claims', 'ContextChunk', 'parse_chunk', 'parse_context', 'Finding',
-           'check_article_refs', 'check_appendix_refs', 'check_numbers', 'context_text', 'check_meaning', 'check_claim',
-           'UntrustedEvidence', 'evidence_risks', 'check_untrusted', 'ClaimRecord', 'groundedness',
-           'VerificationResult', 'verify_answer']
-
-# %% ../../nbs/check/40_verify.ipynb #2efab5f5
-CRITICAL_KINDS = frozenset({"money", "period", "percent", "date"})
-KIND_KO = {"money": "금액이", "period": "기간이", "percent": "비율이", "date": "날짜가", "age": "나이가", "count": "횟수가"}
-
-@dataclass(frozen=True)
-class NumericFact:
-    "A number with its unit, normalised for comparison."
-    kind: str          # money | period | percent | age | count | date
-    value: Any         # float (money, percent), (unit, amount) (period, count), int (age), "YYYY-MM-DD" (date); (low, high) for ranges
-    text: str = field(default="", compare=False)   # as written
-    is_range: bool = False
-
-    @property
-    def critical(self) -> bool:
-        "Business-critical units (the design's critical units): a mismatch is a soft_fail, else a warn."
-        return self.kind in CRITICAL_KINDS
-
-# %% ../../nbs/check/40_verify.ipynb #6bca35ac
-def _blank(text: str, spans) -> str:
-    "`text` with each span replaced by as many spaces (positions are kept)."
-    if not spans: return text
-    out, pos = [], 0
-    for a, b in sorted(spans):
-        if a < pos: a = pos
-        if b <= a: continue
-        out += [text[pos:a], " " * (b - a)]; pos = b
-    return "".join(out) + text[pos:]
-
-# %% ../../nbs/check/40_verify.ipynb #ae7398d1
-_NUM = r"\d(?:[\d,]*\d)?(?:\.\d+)?"   # 1,000 and 2.5; never a trailing comma ("5678, 주" is no period)
-
-def _num(s: str) -> float: return float(s.replace(",", ""))
-def _clean(v): return round(v, 6) if isinstance(v, float) else v
-
-def _scan(text: str, rx: re.Pattern, make: Callable, needles: Sequence[str] = ()) -> tuple[list, str]:
-    "(start, end, fact) for each match of `rx` that `make` accepts, and `text` with those matches blanked."
-    if needles and not any(n in text for n in needles): return [], text
-    found = [(m.start(), m.end(), f) for m in rx.finditer(text) if (f := make(m)) is not None]
-    return found, _blank(text, [(a, b) for a, b, _ in found])
-
-# %% ../../nbs/check/40_verify.ipynb #068379a2
-_DATE_RE = DATE_RE   # the shared reading of a date (`cragrag.text.korean`); the verifier counts a day, or a month of a year
-
-def _date(m) -> NumericFact | None:
-    "ISO date: '2026-04-20', or '2026-04' for a month; None for an impossible month or day, and for a year, month or dotted year-month alone."
-    y, mo, d = date_parts(m)
-    if y is None or mo is None or "ㆍ" in m[0] or (m["m"] and d is None): return None
-    if not 1 <= mo <= 12 or d and not 1 <= d <= 31: return None
-    return NumericFact("date", f"{y}-{mo:02d}" + (f"-{d:02d}" if d else ""), m[0].strip())
-
-# %% ../../nbs/check/40_verify.ipynb #99dc2829
-_TERM = rf"{_NUM}\s*(?:[천백십]\s*)?(?:[조억만]\s*)?"
-_MONEY_RE = re.compile(rf"(?=\d)(?<![\d,.])(?P<amt>{_TERM}(?:{_TERM})*)원(?![가-힣]?[자칙래문본인])")
-_MONEY_TERM = re.compile(rf"({_NUM})\s*([천백십])?\s*([조억만])?")
-_SMALL, _BIG = {"천": 1e3, "백": 1e2, "십": 1e1}, {"만": 1e4, "억": 1e8, "조": 1e12}
-
-def _money(m) -> NumericFact:
-    "An amount in 원, summed over its terms."
-    v = sum(_num(n) * _SMALL.get(small, 1) * _BIG.get(big, 1) for n, small, big in _MONEY_TERM.findall(m["amt"]))
-    return NumericFact("money", _clean(v), m[0].strip())
-
-# %% ../../nbs/check/40_verify.ipynb #ec851b77
-_PCT_RE = re.compile(rf"(?=\d)(?<![\d.,/])(?:(?P<n>{_NUM})\s*(?:%|퍼센트|프로(?!그램|젝트))"
-                     r"|(?P<den>\d+)\s*분의\s*(?P<num>\d+(?:\.\d+)?)"
-                     r"|(?P<a>\d+(?:\.\d+)?)\s*/\s*(?P<b>10{2,4})(?![\d./]))")
-
-def _percent(m) -> NumericFact | None:
-    "A rate in percent: 10% = 10퍼센트 = 100분의 10 = 100/1000; None for '0분의 1'."
-    if m["n"]: v = _num(m["n"])
-    elif m["den"]:
-        if not float(m["den"]): return None
-        v = float(m["num"]) / float(m["den"]) * 100
-    else: v = float(m["a"]) / float(m["b"]) * 100
-    return NumericFact("percent", _clean(v), m[0].strip())
-
-# %% ../../nbs/check/40_verify.ipynb #5471ef6f
-_AGE_RE = re.compile(r"(?=[만\d])(?:만\s*)?(?P<n>\d+)\s*세(?!율|금|액|대|기|계|부|무|입|출|목|법)")
-
-def _age(m) -> NumericFact: return NumericFact("age", int(m["n"]), m[0].strip())
-
-# %% ../../nbs/check/40_verify.ipynb #c21e1bed
-_PERIOD_RE = re.compile(rf"(?=\d)(?<![\d,.])(?P<n>{_NUM})\s*(?P<u>영업일|개월|주일|시간|일|주(?!택|식|주|의|소|요)|월(?!세|급|드)|년(?!도|생|대))")
-_PERIOD_BASE = {"주": ("day", 7), "주일": ("day", 7), "일": ("day", 1), "개월": ("month", 1), "월": ("month", 1),
-                "년": ("month", 12), "영업일": ("business_day", 1), "시간": ("hour", 1)}
-
-def _period(m) -> NumericFact:
-    "A period as (base unit, amount)."
-    unit, k = _PERIOD_BASE[m["u"]]
-    return NumericFact("period", (unit, _clean(_num(m["n"]) * k)), m[0].strip())
-
-# %% ../../nbs/check/40_verify.ipynb #d475c0ba
-_COUNT_RE = re.compile(r"(?<!제)(?<!제\s)(?P<n>\d+)\s*(?P<u>회(?!사|계|의|원|차|기)|차례|건(?!물|강|설|전|축)|명(?!칭|시|의|령|단|부))")
-
-def _count(m) -> NumericFact:
-    u = "회" if m["u"] in ("회", "차례") else m["u"]
-    return NumericFact("count", (u, int(m["n"])), m[0].strip())
-
-# %% ../../nbs/check/40_verify.ipynb #5653682b
-_UNITS = [(_DATE_RE, _date, ("19", "20")), (_MONEY_RE, _money, ("원",)), (_PCT_RE, _percent, ("%", "퍼센트", "프로", "분의", "/")),
-          (_AGE_RE, _age, ("세",)), (_PERIOD_RE, _period, ()), (_COUNT_RE, _count, ("회", "차례", "건", "명"))]
-
-def _numeric(text: str) -> list[tuple[int, int, NumericFact]]:
-    "(start, end, fact) for every number with a unit, in text order; `text` has its references blanked already."
-    found = []
-    for rx, make, needles in _UNITS:
-        got, text = _scan(text, rx, make, needles); found += got
-    return sorted(found, key=lambda x: x[0])
-
-# %% ../../nbs/check/40_verify.ipynb #4489048f
-_RANGE_BETWEEN = re.compile(r"^\s*(?:이상|초과)?\s*(?:부터|~|∼|-|에서)?\s*$")
-_RANGE_MARK = re.compile(r"이상|초과|부터|~|∼|에서")
-
-def _ranges(text: str, found):
-    "Merge `A 이상 B 미만` (same kind) into one range fact."
-    out, i = [], 0
-    while i < len(found):
-        a0, a1, fa = found[i]
-        if i + 1 < len(found):
-            b0, b1, fb = found[i + 1]
-            between = text[a1:b0]
-            if fb.kind == fa.kind and _RANGE_BETWEEN.match(between) and _RANGE_MARK.search(between):
-                out.append((a0, b1, NumericFact(fa.kind, (fa.value, fb.value), text[a0:b1].strip(), True))); i += 2; continue
-        out.append(found[i]); i += 1
-    return out
-
-# %% ../../nbs/check/40_verify.ipynb #fada6b27
-def _all_facts(text: str) -> tuple[list[ArticleRef], list[AppendixRef], list[NumericFact]]:
-    "Article refs, appendix refs and numeric facts of `text`, in one pass (reference spans are blanked before numbers)."
-    arts, s1 = find_article_refs(text); apps, s2 = find_appendix_refs(text)
-    if not any(ch.isdigit() for ch in text): return arts, apps, []
-    spans = s1 + s2 + identifier_spans(text)   # phone, resident, account and policy numbers are not quantities
-    t = _blank(text, spans) if spans else text
-    return arts, apps, [f for _, _, f in _ranges(t, _numeric(t))]
-
-# %% ../../nbs/check/40_verify.ipynb #39731134
-def extract_numeric_facts(text: str) -> list[NumericFact]:
-    "Every number with a unit in `text` (money, period, percent, age, count, date), normalised; ranges kept whole."
-    return _all_facts(text or "")[2]
-
-# %% ../../nbs/check/40_verify.ipynb #1732e216
-def render_fact(f: NumericFact) -> str:
-    "A canonical Korean rendering of a fact (the inverse of extraction: re-extracting it gives the same fact)."
-    if f.is_range: return f"{render_fact(NumericFact(f.kind, f.value[0]))} 이상 {render_fact(NumericFact(f.kind, f.value[1]))} 미만"
-    v = f.value
-    fmt = lambda x: f"{x:,.0f}" if float(x).is_integer() else f"{x:,}"
-    if f.kind == "money": return f"{fmt(v)}원"
-    if f.kind == "percent": return f"{fmt(v)}%"
-    if f.kind == "age": return f"{v}세"
-    if f.kind == "date": return v if len(v) == 10 else f"{v[:4]}년 {int(v[5:])}월"
-    if f.kind == "count": return f"{v[1]}{v[0]}"
-    unit = {"day": "일", "month": "개월", "business_day": "영업일", "hour": "시간"}[v[0]]
-    return f"{fmt(v[1])}{unit}"
+__all__ = ['UNTRUSTED_FINDING', 'UNTRUSTED_LEVEL', 'VIA_KO', 'Claim', 'decompose_claims', 'ContextChunk', 'parse_chunk',
+           'parse_context', 'Finding', 'check_article_refs', 'check_appendix_refs', 'check_numbers', 'context_text',
+           'check_meaning', 'check_claim', 'UntrustedEvidence', 'evidence_risks', 'check_untrusted', 'ClaimRecord',
+           'groundedness', 'VerificationResult', 'verify_answer']
 
 # %% ../../nbs/check/40_verify.ipynb #ec6fa058
 @dataclass
@@ -199,7 +45,7 @@ def decompose_claims(answer: str) -> list[Claim]:
         parts = [s] if s.startswith("|") else split_sentences(s)
         for p in parts:
             p = p.strip()
-            claims.append(Claim(p, *_all_facts(p)))
+            claims.append(Claim(p, *read_facts(p)))
     return claims
 
 # %% ../../nbs/check/40_verify.ipynb #0ab96dee
@@ -239,7 +85,7 @@ def parse_chunk(chunk_id: str, text: str, law: str | None, article: str | None, 
     article = article or header_article(text)
     paras = _meta_range(paragraph) | {CIRCLED[c] for c in _PARA_START.findall(text)}
     items = _meta_range(item) | {int(n) for n in _ITEM_START.findall(text)}
-    arts, apps, facts = _all_facts(text)
+    arts, apps, facts = read_facts(text)
     app = set(apps)
     if article and article.startswith("별표"): app.add(AppendixRef("별표", article[2:]))
     return ContextChunk(chunk_id, law_norm(law), article, frozenset(paras or ({1} if article else set())), frozenset(items),

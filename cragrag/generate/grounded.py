@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..models.llm import CallLog, LLMError
 from ..models.prompts import PROMPTS, UNTRUSTED_RULE, cite, render_context
 from ..core.schema import QueryType, Source
-from ..check.verify import extract_numeric_facts, parse_context
+from ..check.verify import parse_context
+from ..text.numbers import extract_numeric_facts
 from ..text.korean import first_sentence
 
 # %% auto #0

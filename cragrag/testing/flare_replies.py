@@ -10,7 +10,7 @@ from ..text.korean import ARTICLE_ID, find_article_refs, split_units
 from ..models.llm import ExtractiveLLM, cite_unit
 from .judge_replies import outside_quotes, prompt_section, sources_from_context, judge_responder
 from .scripted import Reply
-from ..check.verify import extract_numeric_facts
+from ..text.numbers import extract_numeric_facts
 
 # %% auto #0
 __all__ = ['FlareDraft', 'fix_sentence', 'flare_responder']

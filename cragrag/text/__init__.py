@@ -9,6 +9,7 @@ __all__ = []
 from .. import lazy_names, layer_names
 __getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.text", {
     "korean": "CIRCLED_CLASS CIRCLED ARTICLE_ID ARTICLE_HEADER REF_TERM_RE LOOKUP_REF GENERIC_LAW_WORDS NOT_LAW_WORDS LAW_NAME_RE SENTENCE_BREAK OPEN_BRACKETS CLOSE_BRACKETS STATUTE_BREAK CLAUSE_BREAK CUT_POINT MARK_RANGE_RE ISO_DATE DATE_RE STOPWORDS CLAIM_FILLERS circled article_id header_article extract_refs ArticleRef law_norm law_level law_authority law_act law_match named_laws find_article_refs extract_article_refs AppendixRef find_appendix_refs extract_appendix_refs split_sentences split_units line_sentences first_sentence statute_sentences sentence_at safe_cuts mark_range date_parts",
+    "numbers": "CRITICAL_KINDS KIND_KO NumericFact blank_spans number_spans read_facts extract_numeric_facts render_fact",
     "pii": "PII_TAGS IDENTIFIER_RE ID_SHAPE_RE ID_LABEL_RE PIIMatch ascii_view rrn_check_digit rrn_checksum_ok foreigner_checksum_ok birth_date_ok luhn_ok find_pii has_pii mask_pii mask_obj identifier_spans",
     "morphology": "get_kiwi analyze analyze_many",
     "glossary": "GlossaryEntry bundled_glossary load_glossary apply_glossary",

@@ -15,7 +15,7 @@ from ...models.llm import CallLog, LLMError
 from ...models.prompts import untrusted_rule
 from ...text.injection import quote_untrusted
 from ...core.schema import Source
-from ...check.verify import extract_numeric_facts
+from ...text.numbers import extract_numeric_facts
 from ...text.korean import law_authority
 from ...text.korean import mark_range
 
