@@ -146,6 +146,7 @@ def _loading(res) -> list[str]:
 def print_sources(res, width: int = 100):
     "Pretty-print a `RetrieveResponse`."
     print(f"route: {res.route.query_type.value} / {res.route.strategy.value}   trace {res.trace_id[:8]}")
+    if res.sources: print("sources in retrieval order (score: the calibrated reranker's; an article's chunks stay together):")
     for s in res.sources:
         text = " ".join(s.content.split())
         if s.rerank_score is None: print(f"      └ {_where(s)}: {text[:width - 10]}")
@@ -172,9 +173,9 @@ def _source_lines(res, n: int = 3) -> list[str]:
     cited = [by_id[c] for c in dict.fromkeys(c for cit in res.citations for c in cit.supported_by_chunks) if c in by_id]
     shown = cited or res.sources[:n]
     if not shown: return []
-    head = f"{len(cited)} cited" if cited else f"none cited; the first {len(shown)}"
+    head = f"{len(cited)} cited, in the order the answer cites them" if cited else f"none cited; the first {len(shown)} in retrieval order"
     score = lambda s: "  -  " if s.rerank_score is None else f"{s.rerank_score:.3f}"
-    return [f"sources ({head} of {len(res.sources)} in the context):"] + [f"  {i}. {score(s)} {_where(s)}" for i, s in enumerate(shown, 1)]
+    return [f"sources ({head}, of {len(res.sources)} in the context; score: the reranker's):"] + [f"  {i}. {score(s)} {_where(s)}" for i, s in enumerate(shown, 1)]
 
 # %% ../nbs/90_cli.ipynb #6b18b0d2
 def _check_lines(res) -> list[str]:
@@ -183,8 +184,10 @@ def _check_lines(res) -> list[str]:
     if v: L += [f"verification: {v.risk_level.value}" + (f", groundedness {v.groundedness:.2f}" if v.groundedness is not None else ""),
                 *(f"  ! {w}" for w in v.warnings)]
     elif not res.is_refusal: L.append(f"verification: pass ({len(res.citations)} cited claims supported by the sources)")
+    if (r := res.relevance) and not r["answered"]: L.append(f"answer check: {res.failure_reason} ({r['detail']})")
+    elif r: L.append(f"answer check: states the asked {r['slot']} ({', '.join(r['values'][:3])})")
     if (cr := res.corrective): L.append(f"three-way: {cr['verdict']} → {cr['strategy']}" + (f" (external: {cr['blocked']})" if cr["blocked"] else ""))
-    flags = [f"masked {', '.join(c['masked'])}" if c.get("masked") else "", "harmful wording" if c.get("no_harmful_content") is False else "",
+    flags = [f"masked {', '.join(c['masked'])}" if c.get("masked") else "", ("harmful wording withheld" if c.get("withheld") else "harmful wording") if c.get("no_harmful_content") is False else "",
              "no citation" if c.get("has_source_citation") is False and not res.is_refusal else ""]
     return L + (["guardrails: " + "; ".join(f for f in flags if f)] if any(flags) else [])
 

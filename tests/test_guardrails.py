@@ -93,4 +93,4 @@ def test_harmful_filter_from_file_and_classifier(tmp_path):
     assert f("그 사기꾼을 죽여 버리겠다") == ["사기꾼", r"re:죽여\s*버리", "classifier:0.70"]
     assert HarmfulContentFilter(["병신"])("분할합병신설회사") == []
     r = apply_guardrails("이 병신아 「상법」 제651조", harmful=HarmfulContentFilter(["병신"]))
-    assert not r.checks.no_harmful_content and r.checks.harmful_terms == ["병신"] and r.answer == "이 병신아 「상법」 제651조"
+    assert not r.checks.no_harmful_content and r.checks.harmful_terms == ["병신"] and r.answer == "이 [부적절한 표현 삭제]아 「상법」 제651조" and r.checks.withheld

@@ -29,7 +29,7 @@ def test_index_is_idempotent_across_processes(store):
 def test_search_pretty_and_json(store):
     r = run("search", "불 끄다가 생긴 손해도 보상되나요?", "--qdrant-path", str(store / "qdrant"))
     assert r.returncode == 0, r.stderr
-    assert "interpretation / dense_heavy" in r.stdout and "화재보험약관 제2조" in r.stdout.split("\n")[1]
+    assert "interpretation / dense_heavy" in r.stdout and "화재보험약관 제2조" in r.stdout.split("\n")[2]
     j = json.loads(run("search", "제 3 조", "--json", "--top-k", "1", "--qdrant-path", str(store / "qdrant")).stdout)
     assert j["route"]["strategy"] == "bm25_heavy" and j["sources"][0]["metadata"]["article_id"] == "제3조"
     assert j["sources"][0]["metadata"]["tenant"] == "fire-team" and 0 <= j["sources"][0]["rerank_score"] <= 1

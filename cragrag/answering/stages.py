@@ -33,12 +33,15 @@ from ..text.pii import find_pii, mask_pii
 from ..check.guardrails import apply_guardrails
 from ..decide.sufficiency.requirements import LLMDecomposer
 from ..decide.sufficiency.ledger import LLMSupportJudge
+from ..check.relevance import Relevance, answer_relevance, relevance_hint
+from ..text.slots import VALUE_SLOTS, asked_slot, is_unconfirmed, unconfirmed
+
 
 # %% auto #0
 __all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Services', 'Generation', 'Guard', 'AnswerState', 'options',
            'route', 'searcher', 'crag_loop', 'crag', 'three_way', 'crag_three_way', 'sufficiency', 'missing_note',
-           'generate', 'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag', 'guard', 'Stage',
-           'run_stages', 'contract_of', 'answer_response', 'trace_record']
+           'generate', 'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag', 'relevance', 'guard',
+           'Stage', 'run_stages', 'contract_of', 'answer_response', 'trace_record']
 
 # %% ../../nbs/answering/79_answer_path.ipynb #05b77008
 class Refusal(Exception):
@@ -133,6 +136,7 @@ class AnswerState:
     grounded: GroundedAnswer | None = None         # the answer contract (grounded_answer)
     flare: FlareResult | None = None               # what FLARE did (flare)
     self_rag: dict | None = None                   # generations spent by the strict Self-RAG check (self_rag_strict)
+    relevance: Relevance | None = None             # does the answer hold what the question asks for (not with grounded_answer)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #c4f343e8
 def options(svc: Services, st: AnswerState) -> AnswerOptions:
@@ -295,6 +299,22 @@ def self_rag(svc: Services, st: AnswerState) -> dict | None:
         raise Refusal("not_grounded", f"the answer failed verification ({c.verification.risk_level.value}) after {n} generation(s)")
     return {"generations": n}
 
+# %% ../../nbs/answering/79_answer_path.ipynb #d7ae8de9
+def relevance(svc: Services, st: AnswerState) -> Relevance:
+    "Stage [4''']: does the answer hold what the question asks for? A model gets one more try with the missing slot named; a non-answer is shown as 미확인."
+    from dataclasses import replace
+    c, r = st.critique, answer_relevance(st.query, st.critique.answer)
+    asked = asked_slot(st.query)
+    if not r.answered and svc.llm.can_complete and not is_unconfirmed(c.answer):
+        new = svc.llm.generate(st.query, st.route.query_type, st.generate.sources, log=st.log, hint=relevance_hint(r, asked.name))
+        r2 = answer_relevance(st.query, new)
+        if r2.answered or is_unconfirmed(new):
+            v = _checker(svc, st)(new)
+            if v.risk_level <= c.verification.risk_level: c, r = replace(c, answer=new, verification=v, regenerated=True), r2
+    if not r.answered and not is_unconfirmed(c.answer): c = replace(c, answer=unconfirmed(asked, c.answer))
+    st.critique = c
+    return r
+
 # %% ../../nbs/answering/79_answer_path.ipynb #73e6bd01
 def guard(svc: Services, st: AnswerState) -> Guard:
     "Stage [5]: the injection policy, instruction-like text in the answer, personal data in the answer."
@@ -334,6 +354,7 @@ ANSWER_STAGES = (   # the whole path as data: each answer mode's and switch's st
     Stage("generate", generate, when=lambda st: not (st.opts.grounded_answer or st.opts.flare)),
     Stage("verify", verify), Stage("critique", critique),
     Stage("self_rag", self_rag, when=lambda st: st.opts.self_rag_strict),                                           # strict Self-RAG
+    Stage("relevance", relevance, when=lambda st: not st.opts.grounded_answer),                                     # does it answer? (the contract has its own)
     Stage("guard", guard))
 
 def run_stages(svc: Services, st: AnswerState, stages=ANSWER_STAGES) -> AnswerState:
@@ -378,14 +399,16 @@ def _flare_summary(f) -> dict | None:
             "sentences": [{"action": r.action, "reason": r.reason, "min_prob": r.min_prob, "query": r.query, "added": r.added} for r in f.records]}
 
 def _verification(st: AnswerState) -> Verification | None:
-    "What the response says of the verification: the critic's projection, with the guardrails' warnings added (None on a refusal)."
+    "What the response says of the verification: the critic's projection, with the answer check's and the guardrails' warnings added (None on a refusal); a non-answer is at least a warn."
     if st.refusal is not None: return None
-    c, g = st.critique, st.guard
+    c, g, r = st.critique, st.guard, st.relevance
     ver = c.verification.projection(c.escalation_required)
-    if g is None or not g.warnings: return ver
-    if ver: return ver.model_copy(update={"warnings": ver.warnings + g.warnings})
+    extra = [f"the answer does not state what the question asks for ({r.slot}): 미확인, {r.detail}"] if r is not None and not r.answered else []
+    extra += g.warnings if g is not None else []
+    if not extra: return ver
+    if ver: return ver.model_copy(update={"warnings": ver.warnings + extra, "risk_level": max(ver.risk_level, RiskLevel.WARN)})
     return Verification(risk_level=max(c.verification.risk_level, RiskLevel.WARN), groundedness=c.verification.groundedness,
-                        warnings=g.warnings, escalation_required=c.escalation_required)
+                        warnings=extra, escalation_required=c.escalation_required)
 
 def _answer_text(st: AnswerState, contract) -> str:
     "The answer's text: the refusal (or the grounded contract's explicit failure), else the guarded or critiqued answer; a PARTIAL verdict names what is missing."
@@ -414,7 +437,9 @@ def answer_response(st: AnswerState, generator: str | None = None, load_ms: int 
                           verification=_verification(st),
                           citations=[] if refused else st.critique.verification.citations,
                           grounded=contract.model_dump(mode="json") if contract is not None else None,
-                          checks=_checks_of(st, text), corrective=_corrective(st.corrective), flare=_flare_summary(st.flare))
+                          checks=_checks_of(st, text), corrective=_corrective(st.corrective), flare=_flare_summary(st.flare),
+                          failure_reason=contract.failure_reason if contract is not None else (st.relevance.failure_reason if st.relevance else None),
+                          relevance=st.relevance.record() if st.relevance is not None and st.relevance.slot in VALUE_SLOTS and not refused else None)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #02b766ea
 def _source_rows(sources) -> list[dict]:
@@ -432,7 +457,7 @@ def trace_record(st: AnswerState, res: AnswerResponse, settings) -> dict:
     if st.critique: rec.update(verification=st.critique.verification.record(), critic=st.critique.record())
     if st.sufficiency is not None: rec["sufficiency"] = st.sufficiency.record()
     if st.guard: rec["guard"] = {"warnings": st.guard.warnings, "answer_risk": st.guard.answer_risk, "personal_data": st.guard.personal_data}
-    for k in ("grounded", "checks", "corrective", "flare"):
+    for k in ("grounded", "checks", "corrective", "flare", "relevance"):
         if getattr(res, k) is not None: rec[k] = getattr(res, k)
     if st.self_rag: rec["self_rag"] = st.self_rag
     if st.opts: rec["options"] = {k: v for k, v in vars(st.opts).items()}

@@ -14,8 +14,8 @@ from ..text.pii import find_pii, mask_pii as _mask_pii
 from ..core.schema import RiskLevel
 
 # %% auto #0
-__all__ = ['NO_CITATION_NOTICE', 'Checks', 'GuardrailResult', 'default_harmful_terms_path', 'load_terms', 'HarmfulContentFilter',
-           'default_harmful_filter', 'has_source_citation', 'apply_guardrails']
+__all__ = ['NO_CITATION_NOTICE', 'WITHHELD', 'Checks', 'GuardrailResult', 'default_harmful_terms_path', 'load_terms',
+           'HarmfulContentFilter', 'default_harmful_filter', 'has_source_citation', 'withhold', 'apply_guardrails']
 
 # %% ../../nbs/check/63_guardrails.ipynb #3b4c8e8a
 class Checks(BaseModel):
@@ -28,6 +28,7 @@ class Checks(BaseModel):
     masked: list[str] = Field(default_factory=list)       # PII kinds masked (resident_id, phone …), in text order, once each
     harmful_terms: list[str] = Field(default_factory=list)  # the terms (or "classifier:0.93") that matched
     notices: list[str] = Field(default_factory=list)      # notices appended to the answer
+    withheld: bool = False                                # harmful wording was replaced by WITHHELD in the answer
 
 class GuardrailResult(BaseModel):
     "The answer as it may leave, and what the guardrails found."
@@ -80,6 +81,17 @@ class HarmfulContentFilter:
         t = _norm(text or "")
         return [term for term, rx in self._res if rx.search(t)]
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        "Where in `text` itself the terms match (normalised per character, so full-width and upper case are found; positions kept)."
+        text = text or ""
+        pieces = [_norm(ch) for ch in text]
+        starts, pos = [], 0
+        for p in pieces: starts.append(pos); pos += len(p)
+        starts.append(pos)
+        at = lambda k: next(i for i, s in enumerate(starts) if s >= k) if k < pos else len(text)
+        t = "".join(pieces)
+        return sorted((at(m.start()), at(m.end())) for _, rx in self._res for m in rx.finditer(t) if m.end() > m.start())
+
     def __call__(self, text: str) -> list[str]:
         "The matching terms, then 'classifier:<score>' when the classifier's score reaches the threshold."
         found = self.find(text)
@@ -107,23 +119,36 @@ def has_source_citation(answer: str) -> bool:
     return bool(_CITATION_RE.search(answer or ""))
 
 # %% ../../nbs/check/63_guardrails.ipynb #735b644e
+WITHHELD = "[부적절한 표현 삭제]"   # what stands where harmful wording was
+
+def withhold(text: str, spans) -> str:
+    "`text` with each (start, end) span replaced by `WITHHELD` (overlapping spans merged)."
+    out, pos = [], 0
+    for a, b in sorted(spans):
+        if b <= pos: continue
+        a = max(a, pos); out += [text[pos:a], WITHHELD]; pos = b
+    return "".join(out) + text[pos:]
+
 def apply_guardrails(answer: str,
                      *,
                      format_valid: bool = True,                      # the generator's reply parsed
                      risk_level: RiskLevel | str | None = None,      # the verifier's verdict, carried along
                      mask_pii: bool = True,                          # replace personal data by its tag
                      harmful: HarmfulContentFilter | bool | None = None,  # None: the bundled list; False: no check
-                     require_citation: bool = True                   # append NO_CITATION_NOTICE when no source is cited
+                     require_citation: bool = True,                  # append NO_CITATION_NOTICE when no source is cited
+                     withhold_harmful: bool = True                   # replace matched harmful wording by WITHHELD
                     ) -> GuardrailResult:
-    "The output guardrails on one answer: masked, flagged, noticed; `Checks` says what was found."
+    "The output guardrails on one answer: masked, flagged, withheld, noticed; `Checks` says what was found."
     answer = answer or ""
     out, kinds = _pii(answer, mask_pii)
     filt = default_harmful_filter() if harmful is None or harmful is True else harmful
     terms = filt(answer) if filt else []
+    if terms and withhold_harmful and (spans := filt.spans(out)): out = withhold(out, spans)
     cited, notices = has_source_citation(answer), []
     if require_citation and not cited:
         notices.append(NO_CITATION_NOTICE)
         if NO_CITATION_NOTICE not in out: out = f"{out.rstrip()}\n\n{NO_CITATION_NOTICE}" if out.strip() else NO_CITATION_NOTICE
     return GuardrailResult(answer=out, checks=Checks(
         format_valid=format_valid, no_pii=not kinds, no_harmful_content=not terms, has_source_citation=cited,
-        risk_level=risk_level, masked=kinds if mask_pii else [], harmful_terms=terms, notices=notices))
+        risk_level=risk_level, masked=kinds if mask_pii else [], harmful_terms=terms, notices=notices,
+        withheld=bool(terms and withhold_harmful and WITHHELD in out)))

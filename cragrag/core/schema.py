@@ -167,12 +167,14 @@ class AnswerResponse(BaseModel):
     checks: dict | None = None          # guardrails: format_valid, no_pii, no_harmful_content, has_source_citation, risk_level, masked
     corrective: dict | None = None      # crag_mode="three_way": verdict, strategy, why external evidence was blocked
     flare: dict | None = None           # flare: mode, extra calls and retrievals, the sentences it re-retrieved
+    failure_reason: str | None = None   # 문서 없음 · 미확인 · 불일치: the answer does not answer (grounded contract or answer check)
+    relevance: dict | None = None       # the answer check, when the question asks for a value: slot, answered, values, detail
 
     @model_serializer(mode="wrap")
     def _conditional_keys(self, handler):
         d = handler(self)
         if not self.load_ms: d.pop("load_ms", None)
-        for k in ("sufficiency", "evidence", "grounded", "checks", "corrective", "flare"):
+        for k in ("sufficiency", "evidence", "grounded", "checks", "corrective", "flare", "relevance", "failure_reason"):
             if getattr(self, k) is None: d.pop(k, None)
         if not self.citations: d.pop("citations", None)
         if self.verification is None or not self.verification.warnings: d.pop("verification", None)

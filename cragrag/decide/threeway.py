@@ -121,7 +121,7 @@ class ExternalPolicy:
 class CorrectiveResult:
     "The three-way evaluator's decision and the evidence to answer from."
     verdict: RetrievalVerdict
-    strategy: str                 # use_retrieval | combine | external_only | internal_only | refuse
+    strategy: str                 # use_retrieval | combine | external_only | refuse
     sources: list[Source]
     blocked: str | None = None    # why external evidence was not used, when it would have been (policy, or external_error)
 
@@ -142,5 +142,4 @@ def corrective_route(query: str, verdict: RetrievalVerdict, internal: Sequence[S
     if why is None:
         if verdict == RetrievalVerdict.AMBIGUOUS: return CorrectiveResult(verdict, "combine", list(internal) + ext)
         return CorrectiveResult(verdict, "external_only" if ext else "refuse", ext)
-    if verdict == RetrievalVerdict.AMBIGUOUS: return CorrectiveResult(verdict, "internal_only", list(internal), why)
-    return CorrectiveResult(verdict, "refuse", [], why)
+    return CorrectiveResult(verdict, "refuse", [], why)   # nothing external to add: AMBIGUOUS is refused as the gate refused it

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError, field_validator
+from ..text.slots import VALUE_SLOTS, asked_slot
+
 
 # %% auto #0
 __all__ = ['RANK_DEPTH', 'RETRIEVAL_KEYS', 'GoldRef', 'GoldenQuestion', 'load_golden', 'bundled_golden', 'ranked_articles',
@@ -40,6 +42,8 @@ class GoldenQuestion(BaseModel):
     route: str | None = None     # the expected query type (structured_lookup, interpretation, procedure, comparison, simple_fact)
     split: str | None = None     # dev / heldout
     requirements: list[str] = Field(default_factory=list)   # what a complete answer must contain, in words
+    slot: str | None = None      # what the question asks for (`cragrag.text.slots`: period, amount, definition, yes_no …)
+    value: list[str] = Field(default_factory=list)          # the asked value as the gold article writes it (any one counts)
 
     @field_validator("id", mode="before")
     @classmethod
@@ -147,9 +151,11 @@ class QuestionResult:
     top_score: float | None = None                  # best rerank score of retrieve()
     retrieve_ms: int | None = None
     answer: dict | None = None                      # the answer's outcome, verification and cost (see `_answer_row`)
+    slot: str | None = None                         # the labelled slot (what the question asks for)
+    detected_slot: str | None = None                # the slot `asked_slot` reads from the question
 
 # %% ../../nbs/evaluate/87_eval.ipynb #cc6f30eb
-def _answer_row(res, trace: dict | None, gold: set[tuple[str, str]]) -> dict:
+def _answer_row(res, trace: dict | None, gold: set[tuple[str, str]], value: Sequence[str] = ()) -> dict:
     "The answer-level facts of one `AnswerResponse` and its trace record."
     trace = trace or {}
     claims = (trace.get("verification") or {}).get("claims", [])
@@ -162,7 +168,9 @@ def _answer_row(res, trace: dict | None, gold: set[tuple[str, str]]) -> dict:
             "claims_supported": sum(bool(c.get("verifiable") and c.get("supported")) for c in claims),
             "citations": len(cited), "citations_gold": sum(any(where.get(i) in gold for i in ids) for ids in cited),
             "llm_calls": len(calls), "tokens": sum((c.get("prompt_tokens") or 0) + (c.get("completion_tokens") or 0) for c in calls),
-            "elapsed_ms": res.elapsed_ms, "timings": trace.get("timings", {})}
+            "elapsed_ms": res.elapsed_ms, "timings": trace.get("timings", {}),
+            "failure_reason": getattr(res, "failure_reason", None),
+            "holds_value": any(_squash(v) in _squash(res.answer) for v in value) if value else None}
 
 # %% ../../nbs/evaluate/87_eval.ipynb #a5524a3f
 RANK_DEPTH = 10   # sources asked for to rank articles (R@10 and MRR@10 need ten)
@@ -177,10 +185,10 @@ def evaluate_question(pipeline, q: GoldenQuestion, k: int = 5, answers: bool = T
         metrics = {**article_metrics(ranked, q.articles), f"sources@{k}": float(bool(q.articles & set(ranked_articles(res.sources))))}
     r = QuestionResult(q.id or q.question, q.question, q.answerable, q.category, q.split, q.route, res.route.query_type.value,
                        [list(a) for a in ranked[:10]], metrics, span_hit(res.sources, q.gold, k) if q.gold else None,
-                       max(scores, default=None), res.elapsed_ms)
+                       max(scores, default=None), res.elapsed_ms, slot=q.slot, detected_slot=asked_slot(q.question).slot)
     if answers:
         a = pipeline.answer(q.question, top_k=k)
-        r.answer = _answer_row(a, getattr(pipeline, "last_trace", None), q.articles)
+        r.answer = _answer_row(a, getattr(pipeline, "last_trace", None), q.articles, q.value)
     return r
 
 # %% ../../nbs/evaluate/87_eval.ipynb #e2b678d1
@@ -255,11 +263,21 @@ def _gate_values(rows) -> dict[str, list[float]]:
             "refusal recall": [float(r.answer["refused"]) for r in ans if not r.answerable],
             "rewrite rescue rate": [float(not r.answer["refused"]) for r in ans if r.answerable and r.answer["crag_retries"]]}
 
+def _slot_values(rows) -> dict[str, list[float]]:
+    "Per-question values of the answer-check metrics: the gold value stated, 미확인 where no document holds it, the slot read right."
+    value = [r for r in rows if r.answer is not None and r.answerable and r.answer.get("holds_value") is not None]
+    absent = [r for r in rows if r.answer is not None and not r.answerable and r.slot in VALUE_SLOTS]
+    said = lambda a: a["refused"] or bool(a.get("failure_reason"))
+    return {"answer holds the gold value": [float(not said(r.answer) and r.answer["holds_value"]) for r in value],
+            "미확인 / refusal (absent value)": [float(said(r.answer)) for r in absent],
+            "slot detection accuracy": [float(r.detected_slot == r.slot) for r in rows if r.slot]}
+
 def _answer_values(rows) -> dict[str, list[float]]:
     "Per-question (or per-claim) values of the answer metrics."
     done = [r.answer for r in rows if r.answer is not None and not r.answer["refused"]]
     gold_done = [r.answer for r in rows if r.answer is not None and not r.answer["refused"] and r.answerable]
-    return {"groundedness": [a["groundedness"] for a in done if a["groundedness"] is not None],
+    return {**_slot_values(rows),
+            "groundedness": [a["groundedness"] for a in done if a["groundedness"] is not None],
             "unsupported-claim rate": [x for a in done for x in [0.0] * a["claims_supported"] + [1.0] * (a["claims_verifiable"] - a["claims_supported"])],
             "citation precision": [x for a in gold_done for x in [1.0] * a["citations_gold"] + [0.0] * (a["citations"] - a["citations_gold"])]}
 

@@ -4,7 +4,6 @@
 
 # %% ../../nbs/generate/60_grounded.ipynb #4f4adb59
 from __future__ import annotations
-import re
 from typing import Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..models.llm import CallLog, LLMError
@@ -13,12 +12,13 @@ from ..core.schema import QueryType, Source
 from ..check.verify import parse_context
 from ..text.numbers import extract_numeric_facts
 from ..text.korean import first_sentence
+from ..text.slots import asked_kinds
 
 # %% auto #0
 __all__ = ['FailureReason', 'FAILURE_CODES', 'GROUNDED_RULES', 'FAILURE_TEXT', 'GroundedClaim', 'EvidenceDocument',
-           'GroundedAnswer', 'location', 'evidence_documents', 'asked_kinds', 'number_check', 'ReplyClaim',
-           'ReplySummary', 'GroundedReply', 'reply_errors', 'grounded_messages', 'to_contract', 'render_grounded',
-           'llm_contract', 'extractive_contract', 'write_grounded', 'no_documents']
+           'GroundedAnswer', 'location', 'evidence_documents', 'number_check', 'ReplyClaim', 'ReplySummary',
+           'GroundedReply', 'reply_errors', 'grounded_messages', 'to_contract', 'render_grounded', 'llm_contract',
+           'extractive_contract', 'write_grounded', 'no_documents']
 
 # %% ../../nbs/generate/60_grounded.ipynb #f407bbef
 FailureReason = Literal["문서 없음", "미확인", "불일치"]
@@ -83,20 +83,6 @@ def evidence_documents(sources: Sequence[Source],   # the context the answer was
                                          origin=f"external:{ext}" if m.get("origin") == "external" else "internal")
         docs[key].chunk_ids.append(cid)
     return list(docs.values())
-
-# %% ../../nbs/generate/60_grounded.ipynb #9e6f7850
-_ASKS = [(r"금액|벌금|과태료|얼마를|[0-9]+\s*원|한도|상한|하한", {"money", "percent"}),
-         (r"기간|기한|며칠|몇\s*(?:일|년|개월|달|주|시간)|언제까지|이내|동안|시효", {"period", "date"}),
-         (r"비율|퍼센트|%|요율|이율|수수료율", {"percent"}),
-         (r"몇\s*배", {"count", "percent"}),
-         (r"몇\s*(?:세|살)|나이|연령", {"age"}),
-         (r"몇\s*(?:명|개|회|번|곳|층|건|가지)|횟수|인원", {"count"})]
-_ALL_KINDS = {"money", "period", "percent", "date", "age", "count"}
-
-def asked_kinds(question: str) -> set[str]:
-    "The kinds of number a question asks for (every kind for a bare 얼마 / 몇); empty when it asks for none."
-    kinds = set().union(*[k for rx, k in _ASKS if re.search(rx, question)])
-    return kinds or (set(_ALL_KINDS) if re.search(r"얼마|몇\s*\S", question) else set())
 
 # %% ../../nbs/generate/60_grounded.ipynb #0fd06f23
 def number_check(question: str, answer_text: str, sources: Sequence[Source]) -> str | None:

@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Iterable
 import yaml
-from ..text.korean import ARTICLE_ID, CIRCLED_CLASS, CLAUSE_BREAK, DATE_RE, date_parts
+from ..text.korean import AMENDMENT_NOTE, ARTICLE_ID, CIRCLED_CLASS, CLAUSE_BREAK, DATE_RE, date_parts
 from ..core.schema import Chunk
 
 # %% auto #0
@@ -125,7 +125,7 @@ def _clean_md(s: str) -> str:
     return _MD_ESCAPE.sub(r"\1", s).strip()
 
 # %% ../../nbs/indexing/03_documents.ipynb #2a7dca84
-_NOTE = re.compile(r"[<\[]([^<>\[\]]*?\d{4}\s*[.ㆍ][^<>\[\]]*)[>\]]")
+_NOTE = AMENDMENT_NOTE   # `cragrag.text.korean`: <개정 2014.3.11>, [본조신설 …]
 _NOTE_TOKEN = re.compile(r"(삭\s*제|신\s*설|개\s*정)|" + DATE_RE.pattern)   # a kind, or a date (`cragrag.text.korean`)
 _NOTE_KIND = {"삭제": "deleted", "신설": "added", "개정": "amended"}   # 전문개정, 제목개정 → 개정; 본조신설 → 신설
 DELETED_PART = re.compile(rf"^\s*(?:[{CIRCLED_CLASS}]|\d+(?:의\d+)?\.|[가-하]\.|{ARTICLE_ID})?\s*[<(\[]?삭\s*제[>)\]]?\s*(<[^>]*>|\[[^\]]*\])?\s*$")

@@ -13,13 +13,14 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ValidationError
 from .prompts import PROMPTS, cite, render_context
 from ..core.schema import QueryType, Source
-from ..text.korean import CIRCLED, STOPWORDS, extract_refs, split_units
+from ..text.korean import CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, split_units
 from ..text.morphology import analyze
+from ..text.slots import Asked, asked_slot, slot_values, unconfirmed
 from ..core.clock import time_left
 
 # %% auto #0
 __all__ = ['LLMError', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit',
-           'ExtractiveLLM', 'make_llm']
+           'ExtractiveLLM', 'unit_heads', 'Selection', 'score_units', 'value_units', 'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -263,8 +264,10 @@ def cite_unit(meta: dict, unit: str = "") -> str:
 class ExtractiveLLM(BaseLLM):
     "Offline generator: quotes the context sentences that best match the question, in the template's form."
     name = "extractive"
-    def __init__(self, max_units: int = 3): # sentences (항/호) quoted per answer
-        self.max_units = max_units
+    def __init__(self, max_units: int = 3,          # sentences (항/호) quoted per answer
+                 value_units: int = 2,              # ... when the question asks for a value and some unit holds one
+                 value_relevance: float = 0.7):     # a value-holding unit must score this share of the best unit's score
+        self.max_units, self.value_units, self.value_relevance = max_units, value_units, value_relevance
 
 # %% ../../nbs/models/33_llm.ipynb #96983c5c
 @functools.lru_cache(maxsize=16384)
@@ -272,20 +275,60 @@ def _unit_terms(text: str) -> frozenset:
     "The analysed terms of one context unit or title (units recur across questions: analysed once per process)."
     return frozenset(analyze(text))
 
-@patch
-def select(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> list[tuple[Source, str, float]]:
-    "The best-matching (source, unit, score) triples, in document order (terms of `query` and of `search_query`)."
+_ITEM_LEVEL = ((re.compile(r"^[가-하]\.\s"), 3), (re.compile(r"^\d+(?:의\d+)?\.\s"), 2))   # 목 hangs from a 호, a 호 from its 항
+
+def _level(unit: str) -> int: return next((n for rx, n in _ITEM_LEVEL if rx.match(unit)), 1)
+
+def unit_heads(units: Sequence[tuple[Source, str]], i: int) -> list[int]:
+    "Indices of the units unit `i` hangs from, nearest first: a 목's 호 and that 호's 항 head; a 호's 항 head (same source only)."
+    out, lvl = [], _level(units[i][1])
+    for j in range(i - 1, -1, -1):
+        if units[j][0] is not units[i][0] or lvl == 1: break
+        if (l := _level(units[j][1])) < lvl: out.append(j); lvl = l
+    return out
+
+@dataclass
+class Selection:
+    "The units the extractive generator quotes, and whether they hold the value the question asks for."
+    units: list            # (source, unit, score) triples in document order
+    asked: Asked           # what the question asks for (`cragrag.text.slots`)
+    found: bool | None     # a value-holding unit among the most relevant ones (None: the question asks for no value)
+
+def score_units(query: str, sources: Sequence[Source], search_query: str | None = None) -> tuple[list, list[float]]:
+    "The context's units (source, unit) and each one's score: the question's rare terms it holds, a ranked source's prior on ties."
     units = [(s, u) for s in sources for u in split_units(s.content)]
-    if not units: return []
     title = {s.chunk_id: _unit_terms(s.metadata.get("article_title") or "") for s in sources}
     terms = [_unit_terms(u) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units
     df = Counter(t for ts in terms for t in ts)
     q = {t for t in analyze(query + " " + (search_query or "")) if t not in STOPWORDS}
     prior = lambda s: 0.5 * (s.rerank_score or 0.0)                     # ties go to the better-ranked source
-    scored = [(sum(math.log(1 + len(units) / df[t]) for t in q & ts) + (prior(units[i][0]) if q & ts else 0), i)
-              for i, ts in enumerate(terms)]
-    best = [i for sc, i in sorted(scored, key=lambda x: (-x[0], x[1]))[: self.max_units] if sc > 0] or [0]
-    return [(units[i][0], units[i][1], scored[i][0]) for i in sorted(best)]
+    return units, [sum(math.log(1 + len(units) / df[t]) for t in q & ts) + (prior(units[i][0]) if q & ts else 0) for i, ts in enumerate(terms)]
+
+def value_units(units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float) -> list[int]:
+    "The ranked units that hold a value for `asked` (themselves or their heads) and score at least `relevance` × the best score."
+    top = scores[ranked[0]] if ranked else 0.0
+    holds = lambda i: any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)])
+    return [i for i in ranked if scores[i] >= relevance * top and holds(i)]
+
+@patch
+def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> Selection:
+    "The units to quote (terms of `query` and of `search_query`), value-holding ones when the question asks for a value; a 호 with its 항 head."
+    asked = asked_slot(query)
+    units, scores = score_units(query, sources, search_query)
+    if not units: return Selection([], asked, False if asked.wants_value else None)
+    ranked, n, found = [i for i in sorted(range(len(units)), key=lambda i: (-scores[i], i)) if scores[i] > 0], self.max_units, None
+    if asked.wants_value:
+        holding = value_units(units, scores, ranked, asked, self.value_relevance)
+        found = bool(holding)
+        if holding: ranked, n = holding, self.value_units
+    best = ranked[:n] or [0]
+    best = set(best) | {h for i in best for h in unit_heads(units, i)}
+    return Selection([(units[i][0], units[i][1], scores[i]) for i in sorted(best)], asked, found)
+
+@patch
+def select(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> list[tuple[Source, str, float]]:
+    "The (source, unit, score) triples `choose` quotes, in document order."
+    return self.choose(query, sources, search_query).units
 
 # %% ../../nbs/models/33_llm.ipynb #0c4037d0
 @patch
@@ -304,9 +347,18 @@ def _lookup(self: ExtractiveLLM, query: str, sources: Sequence[Source]) -> str |
     return f"{head}{where}\n{quote}"
 
 # %% ../../nbs/models/33_llm.ipynb #b208ee1d
+_UNIT_MARK = re.compile(rf"^(?:[{CIRCLED_CLASS}]|(\d+(?:의\d+)?)\.|([가-하])\.)\s*")
+
+def _step(cite: str, unit: str) -> tuple[str, str]:
+    "A unit as a numbered step: its own 항/호/목 mark moves into the citation, so steps are numbered once."
+    m = _UNIT_MARK.match(unit)
+    if not m: return cite, unit
+    return cite + (f" 제{m[1]}호" if m[1] else f" {m[2]}목" if m[2] else ""), unit[m.end():]
+
 def _shape(query: str, query_type: QueryType, sel: list[tuple[str, str]]) -> str:
     "(citation, unit) pairs in the form of `query_type`'s template."
-    if query_type == QueryType.PROCEDURE: return "\n".join(f"{i}. {u} (근거: {c})" for i, (c, u) in enumerate(sel, 1))
+    if query_type == QueryType.PROCEDURE:
+        return "\n".join(f"{i}. {u} (근거: {c})" for i, (c, u) in enumerate((_step(c, u) for c, u in sel), 1))
     if query_type == QueryType.COMPARISON:
         return "| 근거 | 내용 |\n|---|---|\n" + "\n".join(f"| {c} | {u.replace('|', '/')} |" for c, u in sel)
     if query_type == QueryType.INTERPRETATION:
@@ -317,12 +369,13 @@ def _shape(query: str, query_type: QueryType, sel: list[tuple[str, str]]) -> str
 # %% ../../nbs/models/33_llm.ipynb #db171b66
 @patch
 def generate(self: ExtractiveLLM, query, query_type, sources, *, log=None, search_query=None, hint=None) -> str:
-    "The answer quoted from `sources`: the named article for a lookup, else the best units in the template's form."
+    "The answer quoted from `sources`: the named article for a lookup, else the best units in the template's form (미확인 first when none holds the asked value)."
     if not sources: raise LLMError("empty", "no context to quote")
     out = self._lookup(query, sources) if query_type == QueryType.STRUCTURED_LOOKUP else None
     if out is not None: return out
-    sel = [(cite_unit(s.metadata, u), u) for s, u, _ in self.select(query, sources, search_query)]
-    return _shape(query, query_type, sel)   # no CallLog entry: quoting is not a model call
+    c = self.choose(query, sources, search_query)
+    out = _shape(query, query_type, [(cite_unit(s.metadata, u), u) for s, u, _ in c.units])
+    return unconfirmed(c.asked, out) if c.found is False else out   # no CallLog entry: quoting is not a model call
 
 # %% ../../nbs/models/33_llm.ipynb #da556fa6
 def make_llm(settings) -> BaseLLM:

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 # %% auto #0
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
            'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'OPEN_BRACKETS', 'CLOSE_BRACKETS', 'STATUTE_BREAK',
-           'CLAUSE_BREAK', 'CUT_POINT', 'MARK_RANGE_RE', 'ISO_DATE', 'DATE_RE', 'STOPWORDS', 'CLAIM_FILLERS', 'circled',
-           'article_id', 'header_article', 'extract_refs', 'ArticleRef', 'law_norm', 'law_level', 'law_authority',
-           'law_act', 'law_match', 'named_laws', 'find_article_refs', 'extract_article_refs', 'AppendixRef',
-           'find_appendix_refs', 'extract_appendix_refs', 'split_sentences', 'split_units', 'line_sentences',
-           'first_sentence', 'statute_sentences', 'sentence_at', 'safe_cuts', 'mark_range', 'date_parts']
+           'CLAUSE_BREAK', 'CUT_POINT', 'MARK_RANGE_RE', 'ISO_DATE', 'DATE_RE', 'AMENDMENT_NOTE', 'STOPWORDS',
+           'CLAIM_FILLERS', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef', 'law_norm',
+           'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws', 'find_article_refs',
+           'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences',
+           'split_units', 'line_sentences', 'first_sentence', 'statute_sentences', 'sentence_at', 'safe_cuts',
+           'mark_range', 'date_parts']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -310,6 +311,8 @@ def date_parts(m: re.Match) -> tuple[str | None, int | None, int | None]:
     "(year, month, day) of a `DATE_RE` match; None where the text names none (no year for a bare month)."
     mo, d = m["m"] or m["m2"] or m["mo"], m["d"] or m["d2"]
     return m["y"], int(mo) if mo else None, int(d) if d else None
+
+AMENDMENT_NOTE = re.compile(r"[<\[]([^<>\[\]]*?\d{4}\s*[.ㆍ][^<>\[\]]*)[>\]]")   # <개정 2014.3.11>, [본조신설 2020. 12. 8.]: a note, not the rule
 
 # %% ../../nbs/text/02_korean.ipynb #1f2e63be
 STOPWORDS = frozenset({"있다", "하다", "되다", "없다", "이다", "않다", "어떻다", "알리다", "알려주다", "알다", "싶다", "주다", "받다",

@@ -1,0 +1,95 @@
+"""Answers that answer: does the offline answer hold the value the question asks for, or say 미확인? Prints figures; asserts nothing.
+
+    python bench/answers.py                       # the held-out set (bench/data/answer_slots_heldout.jsonl)
+    python bench/answers.py --set dev             # the development set (bench/data/answer_slots_dev.jsonl)
+    python bench/answers.py --json out.json       # also the per-question rows (for --baseline of a later run)
+    python bench/answers.py --baseline out.json   # per-question wins and losses against an earlier run
+
+Each group of questions is asked over its own documents (the insurance group over the bundled demo corpus, the others
+over laws of ../shared/corpus), indexed fresh in memory with the offline defaults, through `Pipeline.answer`:
+- answerable value questions: the answer holds a gold value (spaces ignored) and does not end in 미확인/refusal;
+- absent-value questions: the answer is refused or ends in 미확인 / 문서 없음 (`failure_reason`);
+- citation precision: cited chunks (`citations[].supported_by_chunks`) whose article is a gold article;
+- slot detection: `cragrag.text.slots.asked_slot(question).slot` equals the labelled slot (when that module exists).
+Every rate comes with a 95 % bootstrap interval. The held-out file was written before any tuning; tune on --set dev."""
+import argparse, collections, json, sys, time
+from pathlib import Path
+from cragrag.answering.pipeline import Pipeline
+from cragrag.evaluate.eval import bootstrap_ci
+from cragrag.indexing.documents import load_demo_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "corpus" / "legalize-kr"
+GROUPS = {"insurance": None,   # the bundled demo corpus
+          "labor_privacy": ["근로기준법_법률", "개인정보보호법_법률"],
+          "motor": ["자동차손해배상보장법_법률", "자동차손해배상보장법_시행령"],
+          "civil_health": ["민법_법률", "국민건강보험법_법률"],
+          "fire": ["소방시설설치및관리에관한법률_법률", "소방시설설치및관리에관한법률_시행령", "소방시설설치및관리에관한법률_시행규칙",
+                   "화재의예방및안전관리에관한법률_법률", "화재의예방및안전관리에관한법률_시행령"]}
+
+def squash(s: str) -> str: return "".join((s or "").split())
+
+def asked_slot_fn():
+    try:
+        from cragrag.text.slots import asked_slot
+        return lambda q: asked_slot(q).slot
+    except ImportError: return None
+
+def run_group(group: str, rows: list[dict], slot_of) -> list[dict]:
+    p = Pipeline(qdrant_path=":memory:", trace_enabled=False)
+    paths = load_demo_corpus() if GROUPS[group] is None else [SHARED / f"{n}.md" for n in GROUPS[group]]
+    t = time.perf_counter(); p.index(paths, progress=False)
+    print(f"## {group}: {len(rows)} questions, {p.store.count()} chunks indexed in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    out = []
+    for r in rows:
+        t = time.perf_counter(); res = p.answer(r["question"]); ms = (time.perf_counter() - t) * 1000
+        fr = getattr(res, "failure_reason", None) or (res.grounded or {}).get("failure_reason")
+        where = {s.chunk_id: (s.metadata.get("doc_id"), s.metadata.get("article_id")) for s in res.sources}
+        gold = {(g["doc"], g["article"]) for g in r["gold"]}
+        cited = [where.get(i) for c in res.citations for i in c.supported_by_chunks]
+        holds = any(squash(v) in squash(res.answer) for v in r["value"])
+        row = {"id": r["id"], "group": group, "slot": r["slot"], "answerable": r["answerable"], "refused": res.is_refusal,
+               "refusal_reason": res.refusal_reason, "failure_reason": fr, "holds_value": holds,
+               "cited": len(cited), "cited_gold": sum(c in gold for c in cited), "ms": round(ms),
+               "detected_slot": slot_of(r["question"]) if slot_of else None, "answer": res.answer[:300]}
+        row["ok"] = (holds and not res.is_refusal and not fr) if r["answerable"] else (res.is_refusal or bool(fr))
+        out.append(row)
+    return out
+
+def report(rows: list[dict]) -> dict:
+    ans = [r for r in rows if r["answerable"]]; absent = [r for r in rows if not r["answerable"]]
+    cite = [x for r in ans if not r["refused"] for x in [1.0] * r["cited_gold"] + [0.0] * (r["cited"] - r["cited_gold"])]
+    est = {"answer holds the asked value (answerable)": bootstrap_ci([float(r["ok"]) for r in ans]),
+           "미확인 / refusal (absent value)": bootstrap_ci([float(r["ok"]) for r in absent]),
+           "refused (answerable)": bootstrap_ci([float(r["refused"]) for r in ans]),
+           "citation precision (answerable, answered)": bootstrap_ci(cite)}
+    if any(r["detected_slot"] for r in rows):
+        est["slot detection accuracy"] = bootstrap_ci([float(r["detected_slot"] == r["slot"]) for r in rows])
+    return est
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--set", default="heldout", choices=["heldout", "dev"])
+    ap.add_argument("--json", help="write the per-question rows here")
+    ap.add_argument("--baseline", help="an earlier --json file: per-question wins and losses")
+    ap.add_argument("--groups", nargs="*", help="only these groups")
+    a = ap.parse_args()
+    data = [json.loads(l) for l in (ROOT / "bench" / "data" / f"answer_slots_{a.set}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
+    by = collections.defaultdict(list)
+    for r in data: by[r["group"]].append(r)
+    slot_of, rows = asked_slot_fn(), []
+    for g, rs in by.items():
+        if not a.groups or g in a.groups: rows += run_group(g, rs, slot_of)
+    if a.json: Path(a.json).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
+    print(f"# answers that answer: {a.set} set, {len(rows)} questions ({sum(r['answerable'] for r in rows)} answerable value questions)")
+    for name, e in report(rows).items(): print(f"  {name:<44} {e}")
+    for g in by:
+        sub = [r for r in rows if r["group"] == g]
+        if sub: print(f"  {g:<14} " + "; ".join(f"{k.split(' (')[0]} {e.mean:.2f}" for k, e in report(sub).items() if e.n))
+    miss = collections.Counter(r["slot"] for r in rows if r["answerable"] and not r["ok"])
+    print("  answerable misses by slot:", dict(miss.most_common()))
+    if a.baseline:
+        base = {r["id"]: r for r in json.loads(Path(a.baseline).read_text())}
+        wins = [r["id"] for r in rows if r["id"] in base and r["ok"] and not base[r["id"]]["ok"]]
+        losses = [r["id"] for r in rows if r["id"] in base and not r["ok"] and base[r["id"]]["ok"]]
+        print(f"  against {a.baseline}: {len(wins)} wins {wins}; {len(losses)} losses {losses}")
