@@ -34,7 +34,7 @@ from ..check.guardrails import apply_guardrails
 from ..decide.sufficiency.requirements import LLMDecomposer
 from ..decide.sufficiency.ledger import LLMSupportJudge
 from ..check.relevance import Relevance, answer_relevance, relevance_hint
-from ..text.slots import VALUE_SLOTS, asked_slot, is_unconfirmed, unconfirmed
+from ..text.slots import VALUE_SLOTS, asked_slot, definition_query, is_unconfirmed, unconfirmed
 
 
 # %% auto #0
@@ -234,12 +234,15 @@ def missing_note(o) -> str:
     return "\n\n[근거 부족] 다음 내용은 찾은 근거로 확인하지 못했습니다: " + "; ".join(f"{i} {by_id.get(i, '')}".strip() for i in o.verdict.missing)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #92b2f0b4
+def _budget(svc: Services, st: AnswerState) -> int:
+    "The context budget in tokens: the window less the answer and the prompt."
+    s = svc.settings
+    return calc_context_budget(s.llm_context_window, s.llm_max_tokens, PROMPTS[st.route.query_type].system + st.query)
+
 def _context(svc: Services, st: AnswerState) -> tuple[list[Source], str | None]:
     "The sources to write from, cut to the context budget, and the rewritten query that found them (None: the question's own)."
-    s = svc.settings
-    budget = calc_context_budget(s.llm_context_window, s.llm_max_tokens, PROMPTS[st.route.query_type].system + st.query)
     ctx = st.context if st.context is not None else (st.crag.final.sources if st.crag else st.evidence_sources)
-    return truncate_context(ctx, budget), (st.crag.final.query if st.crag and st.crag.retries else None)
+    return truncate_context(ctx, _budget(svc, st)), (st.crag.final.query if st.crag and st.crag.retries else None)
 
 def _written(svc: Services, answer: str, sources: list[Source]) -> Generation:
     "The generation, unless the generator itself found nothing to answer from."
@@ -247,9 +250,16 @@ def _written(svc: Services, answer: str, sources: list[Source]) -> Generation:
     return Generation(answer, svc.llm.name, sources)
 
 def generate(svc: Services, st: AnswerState) -> Generation:
-    "Stage [3]: the answer from the passed sources, within the context budget."
+    "Stage [3]: the answer from the passed sources, within the context budget; a definition they lack is looked up once in the 정의 article."
     sources, sq = _context(svc, st)
-    return _written(svc, svc.llm.generate(st.query, st.route.query_type, sources, log=st.log, search_query=sq), sources)
+    answer = svc.llm.generate(st.query, st.route.query_type, sources, log=st.log, search_query=sq)
+    if is_unconfirmed(answer) and (dq := definition_query(asked_slot(st.query))):
+        have = {x.chunk_id for x in sources}
+        more = [x for x in svc.search(dq, classify_query(dq), 3, st.filters) if x.chunk_id not in have and x.rerank_score is not None]
+        wider = truncate_context(sources + more, _budget(svc, st)) if more else sources
+        again = svc.llm.generate(st.query, st.route.query_type, wider, log=st.log, search_query=sq) if len(wider) > len(sources) else answer
+        if not is_unconfirmed(again): answer, sources = again, wider
+    return _written(svc, answer, sources)
 
 def generate_grounded(svc: Services, st: AnswerState) -> Generation:
     "Stage [3] with `grounded_answer`: the validated answer contract; its explicit failure is the refusal."

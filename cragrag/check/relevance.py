@@ -37,4 +37,4 @@ def answer_relevance(question: str, answer: str) -> Relevance:
 def relevance_hint(r: Relevance, name: str) -> str:
     "The one instruction a model gets when its answer did not state the asked value (`name`: the slot in words)."
     return (f"이전 답은 질문이 묻는 {name}을(를) 밝히지 않았습니다({r.detail}). 근거에 그 값이 있으면 근거의 표현 그대로 인용해 답하고, "
-            f"없으면 '미확인:'으로 시작해 무엇을 확인하지 못했는지 쓰십시오. 추정하지 마십시오.")
+            f"없으면 '[미확인]'으로 시작해 무엇을 확인하지 못했는지 쓰십시오. 추정하지 마십시오.")

@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ValidationError
 from .prompts import PROMPTS, cite, render_context
 from ..core.schema import QueryType, Source
-from ..text.korean import CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, split_units
+from ..text.korean import AMENDMENT_NOTE, CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, split_units
 from ..text.morphology import analyze
 from ..text.slots import Asked, asked_slot, slot_values, unconfirmed
 from ..core.clock import time_left
@@ -295,8 +295,8 @@ class Selection:
     found: bool | None     # a value-holding unit among the most relevant ones (None: the question asks for no value)
 
 def score_units(query: str, sources: Sequence[Source], search_query: str | None = None) -> tuple[list, list[float]]:
-    "The context's units (source, unit) and each one's score: the question's rare terms it holds, a ranked source's prior on ties."
-    units = [(s, u) for s in sources for u in split_units(s.content)]
+    "The context's units (source, unit; bare amendment notes left out) and each one's score: the question's rare terms it holds, a ranked source's prior on ties."
+    units = [(s, u) for s in sources for u in split_units(s.content) if AMENDMENT_NOTE.sub("", u).strip()]   # a bare <개정 …> says nothing
     title = {s.chunk_id: _unit_terms(s.metadata.get("article_title") or "") for s in sources}
     terms = [_unit_terms(u) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units
     df = Counter(t for ts in terms for t in ts)
@@ -305,8 +305,8 @@ def score_units(query: str, sources: Sequence[Source], search_query: str | None 
     return units, [sum(math.log(1 + len(units) / df[t]) for t in q & ts) + (prior(units[i][0]) if q & ts else 0) for i, ts in enumerate(terms)]
 
 def value_units(units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float) -> list[int]:
-    "The ranked units that hold a value for `asked` (themselves or their heads) and score at least `relevance` × the best score."
-    top = scores[ranked[0]] if ranked else 0.0
+    "The ranked units that hold a value for `asked` (themselves or their heads) and score at least `relevance` × the best score (any score for a definition, which names its concept)."
+    top = scores[ranked[0]] if ranked and asked.slot != "definition" else 0.0   # a definition names its concept: no relevance bar
     holds = lambda i: any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)])
     return [i for i in ranked if scores[i] >= relevance * top and holds(i)]
 

@@ -11,7 +11,7 @@ from .numbers import extract_numeric_facts
 
 # %% auto #0
 __all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'PENALTY_RE', 'UNTIL_RE', 'UNCONFIRMED', 'ALL_KINDS', 'Asked',
-           'asked_slot', 'defines', 'slot_values', 'unconfirmed', 'is_unconfirmed', 'asked_kinds']
+           'asked_slot', 'defines', 'slot_values', 'unconfirmed', 'is_unconfirmed', 'definition_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -100,7 +100,7 @@ def slot_values(text: str, asked: Asked) -> list[str]:
     return vals + ([m[0] for m in UNTIL_RE.finditer(text)] if asked.slot == "period" else [])
 
 # %% ../../nbs/text/07_slots.ipynb #5c371b41
-UNCONFIRMED = "미확인:"   # how an answer that does not hold the asked value begins
+UNCONFIRMED = "[미확인]"   # how an answer that does not hold the asked value begins (as the grounded contract's failures do)
 
 def unconfirmed(asked: Asked, related: str = "") -> str:
     "The 미확인 answer for `asked`, with the `related` text quoted below it."
@@ -109,7 +109,11 @@ def unconfirmed(asked: Asked, related: str = "") -> str:
 
 def is_unconfirmed(answer: str) -> bool:
     "Whether `answer` is a 미확인 answer."
-    return (answer or "").lstrip().startswith(UNCONFIRMED)
+    return (answer or "").lstrip().startswith((UNCONFIRMED, "미확인:", "미확인 :"))   # a model may write either
+
+def definition_query(asked: Asked) -> str | None:
+    "A search for the article that defines the asked concept (statutes define their terms in a 정의 article: \"X\"란 …); None unless a definition is asked."
+    return f"{asked.concept} 정의" if asked.slot == "definition" and asked.concept else None
 
 # %% ../../nbs/text/07_slots.ipynb #9e02e643
 _ASKS = [(r"금액|벌금|과태료|얼마를|[0-9]+\s*원|한도|상한|하한", {"money", "percent"}),
