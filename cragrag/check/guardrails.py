@@ -4,7 +4,7 @@
 
 # %% ../../nbs/check/63_guardrails.ipynb #3183691d
 from __future__ import annotations
-import re, unicodedata
+import bisect, re, unicodedata
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable
@@ -88,7 +88,7 @@ class HarmfulContentFilter:
         starts, pos = [], 0
         for p in pieces: starts.append(pos); pos += len(p)
         starts.append(pos)
-        at = lambda k: next(i for i, s in enumerate(starts) if s >= k) if k < pos else len(text)
+        at = lambda k: bisect.bisect_left(starts, k) if k < pos else len(text)   # the first character at or after k
         t = "".join(pieces)
         return sorted((at(m.start()), at(m.end())) for _, rx in self._res for m in rx.finditer(t) if m.end() > m.start())
 

@@ -275,9 +275,12 @@ def _unit_terms(text: str) -> frozenset:
     "The analysed terms of one context unit or title (units recur across questions: analysed once per process)."
     return frozenset(analyze(text))
 
-_ITEM_LEVEL = ((re.compile(r"^[가-하]\.\s"), 3), (re.compile(r"^\d+(?:의\d+)?\.\s"), 2))   # 목 hangs from a 호, a 호 from its 항
+_UNIT_MARK = re.compile(rf"^(?:[{CIRCLED_CLASS}]|(\d+(?:의\d+)?)\.|([가-하])\.)(?=\s)\s*")   # a unit's own 항 ①, 호 (1.) or 목 (가.) mark
 
-def _level(unit: str) -> int: return next((n for rx, n in _ITEM_LEVEL if rx.match(unit)), 1)
+def _level(unit: str) -> int:
+    "3 for a 목, 2 for a 호, 1 for anything else: a 목 hangs from a 호, a 호 from its 항."
+    m = _UNIT_MARK.match(unit)
+    return 3 if m and m[2] else 2 if m and m[1] else 1
 
 def unit_heads(units: Sequence[tuple[Source, str]], i: int) -> list[int]:
     "Indices of the units unit `i` hangs from, nearest first: a 목's 호 and that 호's 항 head; a 호's 항 head (same source only)."
@@ -347,8 +350,6 @@ def _lookup(self: ExtractiveLLM, query: str, sources: Sequence[Source]) -> str |
     return f"{head}{where}\n{quote}"
 
 # %% ../../nbs/models/33_llm.ipynb #b208ee1d
-_UNIT_MARK = re.compile(rf"^(?:[{CIRCLED_CLASS}]|(\d+(?:의\d+)?)\.|([가-하])\.)\s*")
-
 def _step(cite: str, unit: str) -> tuple[str, str]:
     "A unit as a numbered step: its own 항/호/목 mark moves into the citation, so steps are numbered once."
     m = _UNIT_MARK.match(unit)
