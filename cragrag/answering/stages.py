@@ -34,14 +34,15 @@ from ..check.guardrails import apply_guardrails
 from ..decide.sufficiency.requirements import LLMDecomposer
 from ..decide.sufficiency.ledger import LLMSupportJudge
 from ..check.relevance import Relevance, answer_relevance, relevance_hint
-from ..text.slots import VALUE_SLOTS, asked_slot, definition_query, is_unconfirmed, unconfirmed
+from ..text.slots import VALUE_SLOTS, asked_slot, definition_query, is_unconfirmed, penalty_query, slot_values, unconfirmed
+from ..indexing.refgraph import cites
 
 
 # %% auto #0
 __all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Services', 'Generation', 'Guard', 'AnswerState', 'options',
            'route', 'searcher', 'crag_loop', 'crag', 'three_way', 'crag_three_way', 'sufficiency', 'missing_note',
-           'generate', 'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag', 'relevance', 'guard',
-           'Stage', 'run_stages', 'contract_of', 'answer_response', 'trace_record']
+           'lookup_context', 'generate', 'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag',
+           'relevance', 'guard', 'Stage', 'run_stages', 'contract_of', 'answer_response', 'trace_record']
 
 # %% ../../nbs/answering/79_answer_path.ipynb #05b77008
 class Refusal(Exception):
@@ -249,16 +250,42 @@ def _written(svc: Services, answer: str, sources: list[Source]) -> Generation:
     if answer.strip().startswith(REFUSAL_ANSWER): raise Refusal("generator_not_found")
     return Generation(answer, svc.llm.name, sources)
 
+def _articles(sources: list[Source]) -> list[tuple[str, str]]:
+    "The distinct (document, article) of the scored sources, best first."
+    return list(dict.fromkeys((x.metadata.get("doc_id"), x.metadata.get("article_id")) for x in sources
+                              if x.rerank_score is not None and x.metadata.get("article_id")))
+
+def _penalties(svc: Services, st: AnswerState, asked, sources: list[Source], n: int = 2) -> list[Source]:
+    "The rules of the context's first `n` articles, each followed by the 벌칙 / 과태료 article citing it (its citing chunks and those stating the penalty)."
+    out = []
+    for doc, art in _articles(sources)[:n]:
+        pq = penalty_query(asked, art)
+        scope = {**st.filters, "doc_id": doc} if isinstance(st.filters, dict) and "doc_id" not in st.filters else st.filters
+        found = [x for x in svc.search(pq, classify_query(pq), 10, scope or {"doc_id": doc}) if x.metadata.get("doc_id") == doc]
+        citing = {x.metadata.get("article_id") for x in found if cites(x.metadata.get("ref_edges"), art)}
+        pick = [x for x in found if x.metadata.get("article_id") in citing and (cites(x.metadata.get("ref_edges"), art) or slot_values(x.content, asked))]
+        if any(slot_values(x.content, asked) for x in pick):
+            out += [x for x in sources if (x.metadata.get("doc_id"), x.metadata.get("article_id")) == (doc, art)] + pick
+    return out
+
+def lookup_context(svc: Services, st: AnswerState, sources: list[Source]) -> tuple[list[Source], str | None] | None:
+    "The context to answer again from when a 미확인 answer's context lacked the value, and the search that found it: the 정의 article of an asked definition added, or only the rules each followed by the 벌칙 / 과태료 article citing them; None when there is nothing to look up."
+    asked, have = asked_slot(st.query), {x.chunk_id for x in sources}
+    if dq := definition_query(asked):
+        more = [x for x in svc.search(dq, classify_query(dq), 3, st.filters) if x.rerank_score is not None and x.chunk_id not in have]
+        return (sources[:1] + more + sources[1:], None) if more else None
+    if asked.slot != "penalty": return None
+    ctx = list({x.chunk_id: x for x in _penalties(svc, st, asked, sources)}.values())   # the sanction may have been in the context, ranked below the rule
+    return (ctx, " ".join(penalty_query(asked, a) for _, a in _articles(ctx))) if ctx else None
+
 def generate(svc: Services, st: AnswerState) -> Generation:
-    "Stage [3]: the answer from the passed sources, within the context budget; a definition they lack is looked up once in the 정의 article."
+    "Stage [3]: the answer from the passed sources, within the context budget; what a 미확인 answer lacked is looked up once (`lookup_context`)."
     sources, sq = _context(svc, st)
     answer = svc.llm.generate(st.query, st.route.query_type, sources, log=st.log, search_query=sq)
-    if is_unconfirmed(answer) and (dq := definition_query(asked_slot(st.query))):
-        have = {x.chunk_id for x in sources}
-        more = [x for x in svc.search(dq, classify_query(dq), 3, st.filters) if x.chunk_id not in have and x.rerank_score is not None]
-        wider = truncate_context(sources + more, _budget(svc, st)) if more else sources
-        again = svc.llm.generate(st.query, st.route.query_type, wider, log=st.log, search_query=sq) if len(wider) > len(sources) else answer
-        if not is_unconfirmed(again): answer, sources = again, wider
+    if is_unconfirmed(answer) and (found := lookup_context(svc, st, sources)):
+        wider = truncate_context(found[0], _budget(svc, st))
+        again = svc.llm.generate(st.query, st.route.query_type, wider, log=st.log, search_query=found[1] or sq)
+        if not is_unconfirmed(again) and not again.strip().startswith(REFUSAL_ANSWER): answer, sources = again, wider   # never worse than 미확인
     return _written(svc, answer, sources)
 
 def generate_grounded(svc: Services, st: AnswerState) -> Generation:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 from dataclasses import dataclass, field
 from ..text.slots import asked_slot, is_unconfirmed, slot_values, unconfirmed
+from ..text.korean import with_particle
 
 # %% auto #0
 __all__ = ['Relevance', 'answer_relevance', 'relevance_hint']
@@ -30,11 +31,11 @@ def answer_relevance(question: str, answer: str) -> Relevance:
     asked = asked_slot(question)
     if not asked.wants_value: return Relevance(asked.slot, True)
     if is_unconfirmed(answer):
-        return Relevance(asked.slot, False, [], "미확인", f"근거 문서에서 질문한 {asked.name}을(를) 확인하지 못함")
+        return Relevance(asked.slot, False, [], "미확인", f"근거 문서에서 질문한 {with_particle(asked.name)} 확인하지 못함")
     if vals := slot_values(answer, asked): return Relevance(asked.slot, True, vals)
     return Relevance(asked.slot, False, [], "미확인", f"답에 질문한 {asked.name}이(가) 없음")
 
 def relevance_hint(r: Relevance, name: str) -> str:
     "The one instruction a model gets when its answer did not state the asked value (`name`: the slot in words)."
-    return (f"이전 답은 질문이 묻는 {name}을(를) 밝히지 않았습니다({r.detail}). 근거에 그 값이 있으면 근거의 표현 그대로 인용해 답하고, "
+    return (f"이전 답은 질문이 묻는 {with_particle(name)} 밝히지 않았습니다({r.detail}). 근거에 그 값이 있으면 근거의 표현 그대로 인용해 답하고, "
             f"없으면 '[미확인]'으로 시작해 무엇을 확인하지 못했는지 쓰십시오. 추정하지 마십시오.")

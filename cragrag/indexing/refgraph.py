@@ -14,7 +14,7 @@ from ..text.korean import (GENERIC_LAW_WORDS, find_appendix_refs, find_article_r
 
 # %% auto #0
 __all__ = ['Key', 'Edge', 'doc_level', 'act_name', 'default_aliases', 'document_aliases', 'article_edges', 'docs_index',
-           'law_candidates', 'resolve_edge', 'ReferenceGraph', 'chunk_edges_payload']
+           'law_candidates', 'resolve_edge', 'ReferenceGraph', 'chunk_edges_payload', 'cites']
 
 # %% ../../nbs/indexing/51_refgraph.ipynb #78ba31b3
 @dataclass(frozen=True)
@@ -244,3 +244,10 @@ def chunk_edges_payload(chunk,                                   # a `Chunk`
         out.append({"kind": e.kind, "target_law": e.target_law, "target_level": e.target_level, "target_article": e.target_article,
                     "target_paragraph": e.target_paragraph, "span": list(e.span), "text": e.text})
     return out
+
+# %% ../../nbs/indexing/51_refgraph.ipynb #10fe8835
+def cites(edges: Sequence[dict] | None, # a chunk's stored edges (`chunk_edges_payload`), e.g. `source.metadata["ref_edges"]`
+          article_id: str,               # the cited article, canonical (제18조, 제7조의2)
+          ) -> bool:
+    "Whether the edges cite `article_id` of the chunk's own document."
+    return any(e.get("target_article") == article_id and e.get("target_law") is None for e in edges or ())

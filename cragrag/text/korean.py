@@ -11,11 +11,11 @@ from dataclasses import dataclass
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
            'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'OPEN_BRACKETS', 'CLOSE_BRACKETS', 'STATUTE_BREAK',
            'CLAUSE_BREAK', 'CUT_POINT', 'MARK_RANGE_RE', 'ISO_DATE', 'DATE_RE', 'AMENDMENT_NOTE', 'STOPWORDS',
-           'CLAIM_FILLERS', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef', 'law_norm',
-           'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws', 'find_article_refs',
+           'CLAIM_FILLERS', 'PARTICLES', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef',
+           'law_norm', 'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws', 'find_article_refs',
            'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences',
            'split_units', 'line_sentences', 'first_sentence', 'statute_sentences', 'sentence_at', 'safe_cuts',
-           'mark_range', 'date_parts']
+           'mark_range', 'date_parts', 'with_particle']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -318,3 +318,15 @@ AMENDMENT_NOTE = re.compile(r"[<\[]([^<>\[\]]*?\d{4}\s*[.ㆍ][^<>\[\]]*)[>\]]") 
 STOPWORDS = frozenset({"있다", "하다", "되다", "없다", "이다", "않다", "어떻다", "알리다", "알려주다", "알다", "싶다", "주다", "받다",
                        "같다", "수", "것", "무엇", "뭐", "때", "경우", "나요"})
 CLAIM_FILLERS = frozenset({"있다", "하다", "되다", "없다", "않다", "아니하다", "아니다", "수", "것", "이다", "못하다"})
+
+# %% ../../nbs/text/02_korean.ipynb #d8691d14
+PARTICLES = {"을": ("을", "를"), "이": ("이", "가"), "은": ("은", "는"), "과": ("과", "와"), "으로": ("으로", "로")}
+
+def with_particle(word: str, particle: str = "을") -> str:
+    "`word` followed by the form of `particle` (을, 이, 은, 과, 으로) that fits its last syllable: 기간을, 수위를."
+    after, plain = PARTICLES[particle]
+    last = (word or "").rstrip()[-1:]
+    if not ("가" <= last <= "힣"): return f"{word}{after}({plain})"
+    batchim = (ord(last) - 0xAC00) % 28
+    if particle == "으로" and batchim == 8: return word + plain      # ㄹ 받침: 규칙으로 → 규칙으로, 서울 → 서울로
+    return word + (after if batchim else plain)

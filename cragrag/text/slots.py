@@ -6,12 +6,13 @@
 from __future__ import annotations
 import re
 from dataclasses import dataclass
-from .korean import AMENDMENT_NOTE, statute_sentences
+from .korean import AMENDMENT_NOTE, statute_sentences, with_particle
 from .numbers import extract_numeric_facts
 
 # %% auto #0
 __all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'PENALTY_RE', 'UNTIL_RE', 'UNCONFIRMED', 'ALL_KINDS', 'Asked',
-           'asked_slot', 'defines', 'slot_values', 'unconfirmed', 'is_unconfirmed', 'definition_query', 'asked_kinds']
+           'asked_slot', 'defines', 'slot_values', 'unconfirmed', 'is_unconfirmed', 'definition_query', 'penalty_query',
+           'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -104,7 +105,7 @@ UNCONFIRMED = "[미확인]"   # how an answer that does not hold the asked value
 
 def unconfirmed(asked: Asked, related: str = "") -> str:
     "The 미확인 answer for `asked`, with the `related` text quoted below it."
-    head = f"{UNCONFIRMED} 근거 문서에서 질문한 {asked.name}을(를) 확인하지 못했습니다. 추정하여 답하지 않습니다."
+    head = f"{UNCONFIRMED} 근거 문서에서 질문한 {with_particle(asked.name)} 확인하지 못했습니다. 추정하여 답하지 않습니다."
     return head + (f"\n\n관련 조항(질문한 값은 아님):\n{related}" if related.strip() else "")
 
 def is_unconfirmed(answer: str) -> bool:
@@ -114,6 +115,10 @@ def is_unconfirmed(answer: str) -> bool:
 def definition_query(asked: Asked) -> str | None:
     "A search for the article that defines the asked concept (statutes define their terms in a 정의 article: \"X\"란 …); None unless a definition is asked."
     return f"{asked.concept} 정의" if asked.slot == "definition" and asked.concept else None
+
+def penalty_query(asked: Asked, article_id: str | None) -> str | None:
+    "A search for the 벌칙 or 과태료 article that punishes breaking `article_id` (statutes punish in articles that cite the rule: 제N조를 위반한 자는 …); None unless a penalty is asked."
+    return f"{article_id} 위반 벌칙" if asked.slot == "penalty" and article_id else None
 
 # %% ../../nbs/text/07_slots.ipynb #9e02e643
 _ASKS = [(r"금액|벌금|과태료|얼마를|[0-9]+\s*원|한도|상한|하한", {"money", "percent"}),
