@@ -309,10 +309,28 @@ def cmd_eval(args) -> int:
     return 0
 
 # %% ../nbs/90_cli.ipynb #be71751b
+def _probe_calibration(args):
+    "`calibrate` on probes made from the index (indexing `--docs` first); prints what it fitted on."
+    from cragrag.decide.calibration import calibrate
+    from cragrag.decide.probes import probe_questions
+    from cragrag.indexing.build import collection_info
+    if args.golden: raise ValueError("--probes fits on questions made from the index: leave out --golden (or leave out --probes)")
+    with _pipeline(args) as p:
+        if args.docs: p.index(args.docs, progress=False)
+        if collection_info(p.store) is None: raise LookupError("the index is empty: give --docs FILES_OR_FOLDERS, or run cragrag index first")
+        out = calibrate(p, probe_questions(p.store), args.max_false_pass, args.max_false_abort, source="probes")
+    cal = out[0]
+    print(f"gate fitted on {cal.n_pos + cal.n_neg} probes ({cal.n_pos} from the indexed articles, {cal.n_neg} unanswerable): "
+          f"pass ≥ {cal.pass_threshold:.3g}, refuse < {cal.abort_threshold:.3g}, AUC {cal.auc:.2f}; {cal.chunks} chunks")
+    print("probes are easier than real questions: the pass line is the one to trust; a refuse line this high would refuse real "
+          "answerable questions at once, so check it with your own questions (cragrag calibrate --golden) before using it")
+    return out
+
 @command("calibrate", "choose the CRAG gate's pass/abort thresholds from answerable and unanswerable questions",
          *GOLDEN_ARGS, arg("--max-false-pass", type=float, default=0.05, help="share of unanswerable questions that may pass (default 0.05)"),
          arg("--max-false-abort", type=float, default=0.05, help="share of answerable questions that may be refused at once (default 0.05)"),
          arg("--out", help="folder for scores.png and calibration.json"),
+         arg("--probes", action="store_true", help="no labels: fit on questions made from the indexed documents (cragrag.decide.probes)"),
          arg("--check", action="store_true", help="only show the stored calibration and whether the index has grown since"), *STORE_ARGS)
 def cmd_calibrate(args) -> int:
     "Calibrate the gate thresholds (or check the stored calibration)."
@@ -321,13 +339,14 @@ def cmd_calibrate(args) -> int:
     if args.check:
         with _pipeline(args) as p: st = calibration_status(p.store)
         if st is None: print("no calibration recorded with this index: run cragrag calibrate"); return 1
-        print(f"calibrated {st['created']} on {st['chunks']} chunks (now {st['chunks_now']}): pass {st['pass_threshold']}, abort {st['abort_threshold']}"
+        print(f"calibrated {st['created']} on {st.get('source', 'labels')}, {st['chunks']} chunks (now {st['chunks_now']}): pass {st['pass_threshold']}, abort {st['abort_threshold']}"
               + ("\ncragrag: the index has grown since: run cragrag calibrate again" if st["stale"] else ""))
         return 1 if st["stale"] else 0
-    qs, p = _golden_pipeline(args)
-    with p:
-        cal, cv, (pos, neg) = calibrate(p, qs, args.max_false_pass, args.max_false_abort)
-    print(f"{cal.n_pos} answerable, {cal.n_neg} unanswerable questions; {cal.chunks} chunks; reranker {cal.reranker}; AUC {cal.auc:.3f}")
+    if args.probes: cal, cv, (pos, neg) = _probe_calibration(args)
+    else:
+        qs, p = _golden_pipeline(args)
+        with p: cal, cv, (pos, neg) = calibrate(p, qs, args.max_false_pass, args.max_false_abort)
+        print(f"{cal.n_pos} answerable, {cal.n_neg} unanswerable questions; {cal.chunks} chunks; reranker {cal.reranker}; AUC {cal.auc:.3f}")
     print(f"pass ≥ {cal.pass_threshold:.4g}, refuse < {cal.abort_threshold:.4g}: passes {cal.pass_rate:.1%} of answerable questions at once, "
           f"{cal.false_pass:.1%} of unanswerable ones; refuses {cal.false_abort:.1%} of answerable ones at once")
     print("held out (5-fold): " + ", ".join(f"{k.replace('_', ' ')} {m:.1%} ± {s:.1%}" for k, (m, s) in cv.items()))

@@ -81,3 +81,23 @@ def test_eval_and_calibrate_on_a_users_folder_and_golden_file(tmp_path):
     assert r.returncode == 0, r.stderr
     newest = next(d for d in (tmp_path / "cragrag-eval").iterdir() if d != run_dir)
     assert "## Against " + run_dir.name in (newest / "report.md").read_text(encoding="utf-8")
+
+def test_calibrate_on_probes_without_labels(tmp_path):
+    "`cragrag calibrate --probes`: a user's documents and no golden file; the fit is recorded as made on probes."
+    from importlib.resources import files
+    docs = tmp_path / "my_laws"; docs.mkdir()
+    for name in ("보험사기방지특별법_법률.md", "상법_법률.md"):
+        (docs / name).write_text((files("cragrag") / "corpus" / "legalize-kr" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    r = run("cragrag", "calibrate", "--probes", "--golden", "x.jsonl", "--qdrant-path", "q", cwd=tmp_path)
+    assert r.returncode == 2 and "leave out --golden" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    r = run("cragrag", "calibrate", "--probes", "--qdrant-path", "q", cwd=tmp_path)
+    assert r.returncode == 2 and "the index is empty" in r.stderr, r.stderr
+    r = run("cragrag", "calibrate", "--probes", "--docs", "my_laws", "--qdrant-path", "q", "--out", "calib", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("gate fitted on ") and " probes (" in first and "AUC" in first, r.stdout
+    assert "crag_score_threshold = " in r.stdout
+    cal = json.loads((tmp_path / "calib" / "calibration.json").read_text(encoding="utf-8"))
+    assert cal["source"] == "probes" and cal["n_pos"] > 20 and cal["n_neg"] > 50 and 0 < cal["pass_threshold"] <= 1
+    r = run("cragrag", "calibrate", "--check", "--qdrant-path", "q", cwd=tmp_path)
+    assert r.returncode == 0 and "on probes" in r.stdout, r.stdout

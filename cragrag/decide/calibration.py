@@ -31,7 +31,7 @@ def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
 # %% ../../nbs/decide/88_calibrate.ipynb #dd734ef9
 @dataclass
 class Calibration:
-    "Gate thresholds chosen from labelled scores, with what they achieve on those scores."
+    "Gate thresholds chosen from labelled scores (golden questions, or probes made from the index), with what they achieve on those scores."
     pass_threshold: float
     abort_threshold: float
     pass_rate: float          # answerable questions passed at once
@@ -45,6 +45,7 @@ class Calibration:
     max_false_abort: float
     chunks: int = 0           # index size when calibrated
     reranker: str = ""
+    source: str = "labels"    # labels (golden questions) | probes (`cragrag.decide.probes`: made from the index, no labels)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 def _rate(xs, f) -> float: return float(np.mean([f(x) for x in xs])) if len(xs) else float("nan")
@@ -93,11 +94,13 @@ def calibration_status(store, growth: float = 1.25) -> dict | None:
 
 # %% ../../nbs/decide/88_calibrate.ipynb #429145be
 def calibrate(pipeline, questions, max_false_pass: float = 0.05, max_false_abort: float = 0.05, k: int = 5,
-              save: bool = True) -> tuple[Calibration, dict, tuple[list[float], list[float]]]:
+              save: bool = True,
+              source: str = "labels"  # what the questions are: labels (golden) or probes (`cragrag.decide.probes.probe_questions`)
+              ) -> tuple[Calibration, dict, tuple[list[float], list[float]]]:
     "Choose and cross-validate the gate thresholds on `questions`; record them with the index when `save`."
     pos, neg = best_scores(pipeline, questions)
     cal = choose_thresholds(pos, neg, max_false_pass, max_false_abort)
-    cal.chunks, cal.reranker = pipeline.store.count(), pipeline.settings.reranker
+    cal.chunks, cal.reranker, cal.source = pipeline.store.count(), pipeline.settings.reranker, source
     cv = cross_validate(pos, neg, k, max_false_pass=max_false_pass, max_false_abort=max_false_abort)
     if save: save_calibration(pipeline.store, cal)
     return cal, cv, (pos, neg)

@@ -12,5 +12,5 @@ __getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.index
     "store": "DENSE StoreError StoreLocked StoreCorrupt damaged StorePoint StoreHit parse_filter to_qdrant_filter to_edge_filter Store QdrantStore is_local_client legacy_collections remove_legacy EdgeStore open_store check_lock",
     "tenancy": "TENANT_KEY check_tenant scope_filter tenant_chunks TenantStore",
     "build": "SCHEMA_VERSION INDEXED_FIELDS sparse_name create_collection collection_info IndexMismatch warn_if_incomplete check_collection article_chunk_ids doc_aliases stored_ids IndexReport index_status index_chunks",
-    "refgraph": "Key Edge doc_level act_name default_aliases document_aliases article_edges docs_index law_candidates resolve_edge ReferenceGraph chunk_edges_payload",
+    "refgraph": "Key Edge doc_level act_name default_aliases document_aliases article_edges docs_index law_candidates resolve_edge ReferenceGraph chunk_edges_payload cites",
 }))

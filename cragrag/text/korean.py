@@ -320,10 +320,10 @@ STOPWORDS = frozenset({"있다", "하다", "되다", "없다", "이다", "않다
 CLAIM_FILLERS = frozenset({"있다", "하다", "되다", "없다", "않다", "아니하다", "아니다", "수", "것", "이다", "못하다"})
 
 # %% ../../nbs/text/02_korean.ipynb #d8691d14
-PARTICLES = {"을": ("을", "를"), "이": ("이", "가"), "은": ("은", "는"), "과": ("과", "와"), "으로": ("으로", "로")}
+PARTICLES = {"을": ("을", "를"), "이": ("이", "가"), "은": ("은", "는"), "과": ("과", "와"), "으로": ("으로", "로"), "이란": ("이란", "란")}
 
 def with_particle(word: str, particle: str = "을") -> str:
-    "`word` followed by the form of `particle` (을, 이, 은, 과, 으로) that fits its last syllable: 기간을, 수위를."
+    "`word` followed by the form of `particle` (을, 이, 은, 과, 으로, 이란) that fits its last syllable: 기간을, 수위를."
     after, plain = PARTICLES[particle]
     last = (word or "").rstrip()[-1:]
     if not ("가" <= last <= "힣"): return f"{word}{after}({plain})"

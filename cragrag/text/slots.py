@@ -10,9 +10,9 @@ from .korean import AMENDMENT_NOTE, statute_sentences, with_particle
 from .numbers import extract_numeric_facts
 
 # %% auto #0
-__all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'PENALTY_RE', 'UNTIL_RE', 'UNCONFIRMED', 'ALL_KINDS', 'Asked',
-           'asked_slot', 'defines', 'slot_values', 'unconfirmed', 'is_unconfirmed', 'definition_query', 'penalty_query',
-           'asked_kinds']
+__all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'PENALTY_RE', 'UNTIL_RE', 'DEFINED_TERM_RE', 'UNCONFIRMED',
+           'ALL_KINDS', 'Asked', 'asked_slot', 'defines', 'defined_terms', 'slot_values', 'unconfirmed',
+           'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -89,6 +89,12 @@ def defines(sentence: str, concept: str) -> bool:
     "Whether `sentence` defines `concept` (`\"X\"란 …`, `X라 함은 …`, or X in a sentence that says 말한다 / 뜻한다); spacing ignored."
     c = r"\s*".join(map(re.escape, "".join(concept.split())))
     return bool(c) and bool(re.search(c + _DEFINED_AS, sentence) or re.search(c + r"[\"'”’」』]?\s*(?:은|는)\s.*(?:말한다|뜻한다)", sentence))
+
+DEFINED_TERM_RE = re.compile(r'["“「『]([^"”」』\n]{1,30})["”」』]\s*(?:이란|란|이라\s*함은|라\s*함은)\s')
+
+def defined_terms(text: str) -> list[str]:
+    "The terms `text` defines in quotes, as statutes' 정의 articles write them (1. \"개인정보\"란 … 말한다), in order, once each."
+    return list(dict.fromkeys(m.group(1).strip() for m in DEFINED_TERM_RE.finditer(text or "") if m.group(1).strip()))
 
 def slot_values(text: str, asked: Asked) -> list[str]:
     "The values in `text` that fill `asked`'s slot, as written (empty when none does, or when the slot takes no value)."
