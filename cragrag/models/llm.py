@@ -297,15 +297,19 @@ class Selection:
     asked: Asked           # what the question asks for (`cragrag.text.slots`)
     found: bool | None     # a value-holding unit among the most relevant ones (None: the question asks for no value)
 
-def score_units(query: str, sources: Sequence[Source], search_query: str | None = None) -> tuple[list, list[float]]:
-    "The context's units (source, unit; bare amendment notes left out) and each one's score: the question's rare terms it holds, a ranked source's prior on ties."
+def score_units(query: str, sources: Sequence[Source], search_query: str | None = None,
+                title_weight: float = 1.0) -> tuple[list, list[float]]:   # how much more a unit counts when the question names its whole article title
+    "The context's units (source, unit; bare amendment notes left out) and each one's score: the question's rare terms it holds, the share of its article title the question names, a ranked source's prior on ties."
     units = [(s, u) for s in sources for u in split_units(s.content) if AMENDMENT_NOTE.sub("", u).strip()]   # a bare <개정 …> says nothing
     title = {s.chunk_id: _unit_terms(s.metadata.get("article_title") or "") for s in sources}
     terms = [_unit_terms(u) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units
     df = Counter(t for ts in terms for t in ts)
     q = {t for t in analyze(query + " " + (search_query or "")) if t not in STOPWORDS}
+    idf = lambda t: math.log(1 + len(units) / df[t])
+    share = lambda s: sum(map(idf, q & title[s.chunk_id])) / sum(map(idf, title[s.chunk_id])) if title[s.chunk_id] else 0.0
+    named = lambda s: share(s) if share(s) >= 0.5 else 0.0   # the question names most of the title (idf-weighted), not one common word of it
     prior = lambda s: 0.5 * (s.rerank_score or 0.0)                     # ties go to the better-ranked source
-    return units, [sum(math.log(1 + len(units) / df[t]) for t in q & ts) + (prior(units[i][0]) if q & ts else 0) for i, ts in enumerate(terms)]
+    return units, [sum(map(idf, q & ts)) * (1 + title_weight * named(units[i][0])) + (prior(units[i][0]) if q & ts else 0) for i, ts in enumerate(terms)]
 
 def value_units(units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float) -> list[int]:
     "The ranked units that hold a value for `asked` (themselves or their heads) and score at least `relevance` × the best score (any score for a definition, which names its concept)."
