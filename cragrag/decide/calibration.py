@@ -119,8 +119,8 @@ def plot_scores(pos: Sequence[float], neg: Sequence[float],
     except ImportError: return None
     fig, ax = plt.subplots(figsize=(7, 3.2)); bins = np.linspace(0, 1, 26)
     ax.hist(pos, bins, alpha=0.6, label=f"answerable (n={len(pos)})"); ax.hist(neg, bins, alpha=0.6, label=f"unanswerable (n={len(neg)})")
-    for t, name in zip(thresholds or (), ("pass", "abort")):
-        ax.axvline(t, ls="--", c="k", lw=1); ax.text(t, ax.get_ylim()[1] * 0.9, f" {name} {t:.2f}", fontsize=8)
+    for t, name, y in zip(thresholds or (), ("pass", "abort"), (0.9, 0.78)):   # two heights: equal thresholds stay readable
+        ax.axvline(t, ls="--", c="k", lw=1); ax.text(t, ax.get_ylim()[1] * y, f" {name} {t:.2f}", fontsize=8)
     ax.set_xlabel("best rerank score"); ax.set_ylabel("questions"); ax.legend(fontsize=8); fig.tight_layout()
     if path: fig.savefig(path, dpi=110); plt.close(fig)
     return fig
