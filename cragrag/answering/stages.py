@@ -255,16 +255,22 @@ def _articles(sources: list[Source]) -> list[tuple[str, str]]:
     return list(dict.fromkeys((x.metadata.get("doc_id"), x.metadata.get("article_id")) for x in sources
                               if x.rerank_score is not None and x.metadata.get("article_id")))
 
+def _scoped(filters, doc: str):
+    "The request's filters narrowed to one document (a qdrant `Filter`, or filters that already name documents, stay as they are)."
+    if filters is None: return {"doc_id": doc}
+    return {**filters, "doc_id": doc} if isinstance(filters, dict) and "doc_id" not in filters else filters
+
 def _penalties(svc: Services, st: AnswerState, asked, sources: list[Source], n: int = 2) -> list[Source]:
     "The rules of the context's first `n` articles, each followed by the 벌칙 / 과태료 article citing it (its citing chunks and those stating the penalty)."
     out = []
     for doc, art in _articles(sources)[:n]:
         pq = penalty_query(asked, art)
-        scope = {**st.filters, "doc_id": doc} if isinstance(st.filters, dict) and "doc_id" not in st.filters else st.filters
-        found = [x for x in svc.search(pq, classify_query(pq), 10, scope or {"doc_id": doc}) if x.metadata.get("doc_id") == doc]
-        citing = {x.metadata.get("article_id") for x in found if cites(x.metadata.get("ref_edges"), art)}
-        pick = [x for x in found if x.metadata.get("article_id") in citing and (cites(x.metadata.get("ref_edges"), art) or slot_values(x.content, asked))]
-        if any(slot_values(x.content, asked) for x in pick):
+        found = [x for x in svc.search(pq, classify_query(pq), 10, _scoped(st.filters, doc)) if x.metadata.get("doc_id") == doc]
+        cite = {x.chunk_id: cites(x.metadata.get("ref_edges"), art) for x in found}
+        value = {x.chunk_id: bool(slot_values(x.content, asked)) for x in found}
+        citing = {x.metadata.get("article_id") for x in found if cite[x.chunk_id]}
+        pick = [x for x in found if x.metadata.get("article_id") in citing and (cite[x.chunk_id] or value[x.chunk_id])]
+        if any(value[x.chunk_id] for x in pick):
             out += [x for x in sources if (x.metadata.get("doc_id"), x.metadata.get("article_id")) == (doc, art)] + pick
     return out
 
