@@ -34,6 +34,9 @@ dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 bge_requirements = ['FlagEmbedding==1.4.2', 'transformers>=4.44.2,<5', 'sentence-transformers<6', 'datasets<5', 'torch']
 server_requirements = ['fastapi>=0.110', 'uvicorn>=0.27', 'httpx>=0.27', 'fastapi-offline>=1.7']   # fastapi-offline: Swagger UI and ReDoc assets served locally (no CDN)
 langgraph_requirements = ['langgraph>=0.2']   # the course graph built from cragrag's nodes (optional)
+# bench/peers.py only: the retrieval stacks cragrag is measured against (never imported by the package)
+peers_requirements = ['langchain-community>=0.4', 'langchain-classic>=1.0', 'langchain-qdrant>=1.1', 'rank_bm25>=0.2.2',
+                      'llama-index-core>=0.14', 'llama-index-retrievers-bm25>=0.8', 'bm25s>=0.3']
 
 setuptools.setup(
     name = cfg['lib_name'],
@@ -48,7 +51,8 @@ setuptools.setup(
     include_package_data = True,
     package_data = {cfg['lib_path']: ['corpus/*', 'corpus/*/*', 'data/*', 'data/*/*']},
     install_requires = requirements,
-    extras_require = {'dev': dev_requirements, 'bge': bge_requirements, 'server': server_requirements, 'langgraph': langgraph_requirements},
+    extras_require = {'dev': dev_requirements, 'bge': bge_requirements, 'server': server_requirements, 'langgraph': langgraph_requirements,
+                      'peers': peers_requirements},
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

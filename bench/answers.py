@@ -9,7 +9,9 @@ Each group of questions is asked over its own documents (the insurance group ove
 over laws of ../shared/corpus), indexed fresh in memory with the offline defaults, through `Pipeline.answer`:
 - answerable value questions: the answer holds a gold value (spaces ignored) and does not end in 미확인/refusal;
 - absent-value questions: the answer is refused or ends in 미확인 / 문서 없음 (`failure_reason`);
-- citation precision: cited chunks (`citations[].supported_by_chunks`) whose article is a gold article;
+- citation precision: cited chunks (`citations[].supported_by_chunks`) whose article is a gold article, and the same over
+  distinct cited articles (a claim citing an article is supported by all of its chunks in the context, so the chunk
+  figure moves with how many chunks of each article the context holds; the article figure does not);
 - slot detection: `cragrag.text.slots.asked_slot(question).slot` equals the labelled slot (when that module exists).
 Every rate comes with a 95 % bootstrap interval. The held-out file was written before any tuning; tune on --set dev."""
 import argparse, collections, json, sys, time
@@ -50,7 +52,8 @@ def run_group(group: str, rows: list[dict], slot_of) -> list[dict]:
         holds = any(squash(v) in squash(res.answer) for v in r["value"])
         row = {"id": r["id"], "group": group, "slot": r["slot"], "answerable": r["answerable"], "refused": res.is_refusal,
                "refusal_reason": res.refusal_reason, "failure_reason": fr, "holds_value": holds,
-               "cited": len(cited), "cited_gold": sum(c in gold for c in cited), "ms": round(ms),
+               "cited": len(cited), "cited_gold": sum(c in gold for c in cited),
+               "cited_articles": len(set(cited)), "cited_gold_articles": len(set(cited) & gold), "ms": round(ms),
                "detected_slot": slot_of(r["question"]) if slot_of else None, "answer": res.answer[:300]}
         row["ok"] = (holds and not res.is_refusal and not fr) if r["answerable"] else (res.is_refusal or bool(fr))
         out.append(row)
@@ -59,10 +62,13 @@ def run_group(group: str, rows: list[dict], slot_of) -> list[dict]:
 def report(rows: list[dict]) -> dict:
     ans = [r for r in rows if r["answerable"]]; absent = [r for r in rows if not r["answerable"]]
     cite = [x for r in ans if not r["refused"] for x in [1.0] * r["cited_gold"] + [0.0] * (r["cited"] - r["cited_gold"])]
+    art = [x for r in ans if not r["refused"] and "cited_articles" in r
+           for x in [1.0] * r["cited_gold_articles"] + [0.0] * (r["cited_articles"] - r["cited_gold_articles"])]
     est = {"answer holds the asked value (answerable)": bootstrap_ci([float(r["ok"]) for r in ans]),
            "미확인 / refusal (absent value)": bootstrap_ci([float(r["ok"]) for r in absent]),
            "refused (answerable)": bootstrap_ci([float(r["refused"]) for r in ans]),
-           "citation precision (answerable, answered)": bootstrap_ci(cite)}
+           "citation precision (answerable, answered)": bootstrap_ci(cite),
+           "citation precision, articles (answerable, answered)": bootstrap_ci(art)}
     if any(r["detected_slot"] for r in rows):
         est["slot detection accuracy"] = bootstrap_ci([float(r["detected_slot"] == r["slot"]) for r in rows])
     return est

@@ -205,7 +205,7 @@ def print_answer(res, trace: dict | None = None):
 # %% ../nbs/90_cli.ipynb #5922bd57
 @command("search", "retrieve sources for a query",
          arg("query", help='the search query, e.g. "보험업법 제102조의2" (quote it)'),
-         arg("--top-k", type=int, help="sources kept after reranking (default: settings.top_k)"),
+         arg("--top-k", type=int, help="articles kept after reranking, each with its context chunks (default: settings.top_k)"),
          arg("--filter", action="append", metavar="FIELD=VALUE", help="payload filter, e.g. doc_id=보험업법_법률"),
          arg("--json", action="store_true", help="print the /retrieve JSON response"), *STORE_ARGS)
 def cmd_search(args) -> int:
@@ -219,7 +219,7 @@ def cmd_search(args) -> int:
 # %% ../nbs/90_cli.ipynb #d68ceed0
 @command("ask", "answer a question from the index (refuses when the evidence is missing)",
          arg("query", help='the question, e.g. "보험계약은 언제 성립하나요?" (quote it)'),
-         arg("--top-k", type=int, help="sources kept after reranking (default: settings.top_k)"),
+         arg("--top-k", type=int, help="articles kept after reranking, each with its context chunks (default: settings.top_k)"),
          arg("--filter", action="append", metavar="FIELD=VALUE", help="payload filter, e.g. doc_id=상법_법률"),
          arg("--grounded", action="store_true", default=None, help="answer as the validated grounded contract (failure_reason instead of a guess)"),
          arg("--multi-query", action="store_true", default=None, help="search 7–9 variants of the question, fused"),

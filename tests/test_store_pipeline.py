@@ -5,6 +5,7 @@ import json, os, signal, subprocess, sys, textwrap, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from cragrag.answering.pipeline import Pipeline
 from cragrag.retrieval.routing import classify_query
 
@@ -52,6 +53,23 @@ def test_engines_agree_on_the_evaluation_questions(edge, mem):
     assert [x[:1] for x in a] == [x[:1] for x in b], "the best article differs between the engines"
     same = sum(x == y for x, y in zip(a, b))
     assert same >= 0.98 * len(qs), f"top-5 articles differ on {len(qs) - same} of {len(qs)} questions"   # measured: 1 of 307 (near-ties)
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(q=st.sampled_from(QUESTIONS + ["불 나면 보험금 얼마나 나와요?", "보험 깨면 돈 돌려받나요?", "제 ６５１ 조（고지의무）", "피자 배달 지연 보상"]),
+       k=st.integers(1, 10))
+def test_top_k_counts_articles_and_is_a_prefix_of_a_larger_one(mem, q, k):
+    "Whatever top_k asks for (up to the pool), the results are k distinct articles: the first k of top_k=10, with the same scores."
+    small, large = mem.retrieve(q, top_k=k).sources, mem.retrieve(q, top_k=10).sources
+    art = lambda s: (s.metadata["doc_id"], s.metadata["article_id"]) if s.metadata.get("article_id") else s.chunk_id   # a 별표 stands alone
+    lead = lambda srcs: [(art(s), s.rerank_score) for s in srcs if "sibling_of" not in s.metadata]
+    assert len({a for a, _ in lead(small)}) == len(lead(small)) == k
+    assert lead(small) == lead(large)[:k]
+    by_id = {s.chunk_id: s for s in small}
+    for s in small:   # the rest is context of a lead: the same article, no score
+        if "sibling_of" in s.metadata:
+            parent = by_id[s.metadata["sibling_of"]]
+            assert s.rerank_score is None
+            assert (s.metadata["doc_id"], s.metadata.get("article_id")) == (parent.metadata["doc_id"], parent.metadata.get("article_id"))
 
 def test_parallel_readers_return_what_sequential_readers_do(edge):
     qs = QUESTIONS * 3

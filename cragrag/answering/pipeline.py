@@ -336,7 +336,7 @@ def _record(self: Components, rec: dict):
 class Pipeline(Components):
     "One configured set of cragrag components, built lazily: `retrieve()` and `answer()`."
     def retrieve(self, query: str,
-                 top_k: int | None = None, # sources kept after reranking (siblings come on top)
+                 top_k: int | None = None, # articles kept after reranking (their context chunks come on top)
                  filters=None,             # payload filters, e.g. {"doc_id": "보험업법_법률"} (see `cragrag.indexing.store`)
                  trace_id: str | None = None) -> RetrieveResponse:
         "Stage [1]: route → hybrid search → rerank → siblings; the `/retrieve` response."
@@ -348,7 +348,7 @@ class Pipeline(Components):
                                 elapsed_ms=round((time.perf_counter() - t0) * 1000), load_ms=load_ms or None)
 
     def answer(self, query: str,
-               top_k: int | None = None, # sources kept after reranking
+               top_k: int | None = None, # articles kept after reranking
                filters=None,             # payload filters, as for `retrieve`
                trace_id: str | None = None,
                answer_mode: str | None = None,   # "gate" | "sufficiency"; None: `settings.answer_mode`

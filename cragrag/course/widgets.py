@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 from ..core.config import Settings
 from ..retrieval.routing import Router, content_words, classify_query
+from ..retrieval.search import candidate_k
 from ..core.schema import QueryType, RouteResult, SearchStrategy
 from ..check.verify import decompose_claims, verify_answer
 
@@ -350,7 +351,7 @@ def explain_route(query: str, settings: Settings | None = None, top_k: int | Non
         rule, reason = "lookup", f"조문 참조 {', '.join(refs)}만 있음 (남은 단어: {', '.join(left) or '없음'}) → 조문 조회, BM25 중심 검색"
     else:
         rule, reason = "ref+words", f"조문 참조 {', '.join(refs)} + 다른 단어 {', '.join(left)} → 그 조문에 대한 해석 질문, 하이브리드 검색"
-    k = top_k or s.top_k
+    k = candidate_k(s, top_k or s.top_k)   # the candidate search's top_k: the reranker's pool is fixed (`rerank_pool`)
     f = s.strategy_factors[route.strategy.value]
     prf = route.strategy != SearchStrategy.BM25_HEAVY and s.prf_docs > 0
     return RouteExplanation(q, route, refs, matches, rule, reason, left, k * f.dense, k * f.bm25, k * s.search_prefetch_multiplier, prf)

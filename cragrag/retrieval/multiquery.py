@@ -16,7 +16,8 @@ from ..core.clock import checkpoint
 from ..models.prompts import UNTRUSTED_RULE
 from ..text.injection import quote_untrusted
 from ..core.schema import QueryType, SearchStrategy, Source
-from .search import Hit, SearchContext, to_hits, tick, fetch_siblings, rerank, search_candidates, to_source
+from .search import (Hit, SearchContext, to_hits, tick, rerank, search_candidates, candidate_k, by_article,
+                                      article_sources)
 from ..text.morphology import analyze, get_kiwi
 
 # %% auto #0
@@ -167,18 +168,19 @@ def per_doc_select(hits: Sequence[Hit], top_k: int, per_doc: int | None = 3) -> 
 # %% ../../nbs/retrieval/56_multiquery.ipynb #b8cb8777
 def multi_search(ctx: SearchContext, question: str, variants: Sequence[str], reranker,
                  strategy: SearchStrategy = SearchStrategy.HYBRID,  # from the router (prefetch factors)
-                 top_k: int | None = None,                         # hits kept (siblings come on top)
+                 top_k: int | None = None,                         # articles kept (chunks without `article_results`)
                  filters=None,                                     # payload conditions, for every variant
                  per_doc: int | None = 3,                          # hits of one document before others get a turn (None: off)
                  rrf_k: int = 60,                                  # k of the cross-variant RRF
                  sibling_window: int | None = None,                # default settings.sibling_window
-                 pool: int | None = None) -> list[Source]:         # fused candidates reranked; default top_k × search_prefetch_multiplier
-    "Search every variant (one embedding batch, one store batch), fuse by RRF, rerank against the question, per-document quota, siblings."
+                 pool: int | None = None) -> list[Source]:         # fused candidates reranked; default as `search_and_rerank`'s
+    "Search every variant (one embedding batch, one store batch), fuse by RRF, rerank against the question, per-document quota, articles."
     s = ctx.settings; top_k = top_k or s.top_k
     window = s.sibling_window if sibling_window is None else sibling_window
-    pool = pool or top_k * s.search_prefetch_multiplier
+    k = candidate_k(s, top_k)                                           # the fixed pool, as `search_and_rerank` searches
+    pool = pool or k * s.search_prefetch_multiplier
     qs = list(dict.fromkeys([norm_ws(question)] + [norm_ws(v) for v in variants if norm_ws(v)]))
-    cands = search_candidates(ctx, qs[0], strategy, top_k, filters)     # the question as `search_and_rerank` searches it
+    cands = search_candidates(ctx, qs[0], strategy, k, filters)         # the question as `search_and_rerank` searches it
     qv0, t = ctx.query_vec, ctx.timings
     rankings, stores = [cands], 1 + bool(getattr(s, "prf_docs", 0) and SearchStrategy(strategy) != SearchStrategy.BM25_HEAVY)
     if len(qs) > 1:
@@ -187,8 +189,8 @@ def multi_search(ctx: SearchContext, question: str, variants: Sequence[str], rer
         t0 = tick(t, "embed_ms", t0)
         sparse = [ctx.sparse.encode_query(q) for q in qs[1:]]
         t0 = tick(t, "tokenize_ms", t0)
-        reqs = [dict(dense=v, sparse=sp if sp.indices else None, dense_limit=top_k * f.dense, sparse_limit=top_k * f.bm25,
-                     limit=top_k * s.search_prefetch_multiplier, rrf_k=s.rrf_k, filter=filters, with_vectors=True) for v, sp in zip(vecs, sparse)]
+        reqs = [dict(dense=v, sparse=sp if sp.indices else None, dense_limit=k * f.dense, sparse_limit=k * f.bm25,
+                     limit=k * s.search_prefetch_multiplier, rrf_k=s.rrf_k, filter=filters, with_vectors=True) for v, sp in zip(vecs, sparse)]
         found, calls = hybrid_batch(ctx.store, reqs)
         tick(t, "qdrant_ms", t0); stores += calls
         rankings += [to_hits(x) for x in found]
@@ -196,11 +198,11 @@ def multi_search(ctx: SearchContext, question: str, variants: Sequence[str], rer
     ctx.query_vec = qv0                                   # the reranker's cosines are to the question itself
     t["searches"], t["store_calls"] = len(qs), stores
     checkpoint()
-    hits = per_doc_select(rerank(ctx, qs[0], fused, reranker), top_k, per_doc)
+    ranked = rerank(ctx, qs[0], fused, reranker)
+    groups = (by_article(per_doc_select(ranked, len(ranked), per_doc), top_k) if getattr(s, "article_results", False)
+              else [[h] for h in per_doc_select(ranked, top_k, per_doc)])
     checkpoint()
-    sibs, seen, out = fetch_siblings(ctx, hits, window), {h.id for h in hits}, []
-    for h in hits:
-        src = to_source(h); src.metadata["variants_hit"] = [qs[i] for i in hit_by[h.id]]; out.append(src)
-        for x in sibs.get(h.id, []):
-            if x.id not in seen: seen.add(x.id); out.append(to_source(x, sibling_of=h.id))
+    out = article_sources(ctx, groups, window)
+    for src in out:
+        if "sibling_of" not in src.metadata: src.metadata["variants_hit"] = [qs[i] for i in hit_by[src.chunk_id]]
     return out

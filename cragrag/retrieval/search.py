@@ -16,7 +16,7 @@ from ..models.sparse import SparseVec
 
 # %% auto #0
 __all__ = ['Hit', 'QueryVectors', 'SearchContext', 'tick', 'to_hits', 'search_rrf_only', 'search_candidates', 'fetch_siblings',
-           'to_source', 'Reranker', 'rerank', 'search_and_rerank']
+           'to_source', 'Reranker', 'rerank', 'candidate_k', 'by_article', 'article_sources', 'search_and_rerank']
 
 # %% ../../nbs/retrieval/23_search.ipynb #bc2ea88b
 @dataclass
@@ -173,22 +173,49 @@ def rerank(ctx: SearchContext, query: str, hits: list[Hit], reranker: Reranker |
     tick(ctx.timings, "rerank_ms", t0)
     return out
 
+# %% ../../nbs/retrieval/23_search.ipynb #d80ee401
+def candidate_k(settings, top_k: int) -> int:
+    "The `top_k` the candidate search runs with: its `top_k × search_prefetch_multiplier` hits are at least `rerank_pool`."
+    m = settings.search_prefetch_multiplier
+    return max(top_k, -(-getattr(settings, "rerank_pool", 0) // m))
+
+# %% ../../nbs/retrieval/23_search.ipynb #198b9f9d
+def by_article(hits: Sequence[Hit], k: int, # ranked hits; articles kept
+               per_article: int = 3) -> list[list[Hit]]:  # hits kept per article, its best first
+    "The first `k` articles of a ranked list, each as its hits in rank order."
+    groups: dict = {}
+    for h in hits:
+        key = h.key if h.payload.get("article_id") else h.id
+        if key not in groups:
+            if len(groups) == k: continue
+            groups[key] = []
+        if len(groups[key]) < per_article: groups[key].append(h)
+    return list(groups.values())
+
+# %% ../../nbs/retrieval/23_search.ipynb #ce5e8b6b
+def article_sources(ctx: SearchContext, groups: Sequence[Sequence[Hit]], window: int) -> list[Source]:
+    "Sources of grouped hits: each group's lead, then its other hits and their ±window siblings as its context, every chunk once."
+    sibs = fetch_siblings(ctx, [h for g in groups for h in g], window)
+    seen, out = {g[0].id for g in groups}, []
+    for lead, *rest in groups:
+        out.append(to_source(lead))
+        for h in [lead, *rest]:
+            for x in ([h] if h is not lead else []) + sibs.get(h.id, []):
+                if x.id not in seen: seen.add(x.id); out.append(to_source(x, sibling_of=lead.id))
+    return out
+
 # %% ../../nbs/retrieval/23_search.ipynb #2033a8ad
 def search_and_rerank(ctx: SearchContext, query: str, reranker: Reranker | None,
                       strategy: SearchStrategy = SearchStrategy.HYBRID, # from the router
-                      top_k: int | None = None,                         # hits kept after reranking
+                      top_k: int | None = None,                         # articles kept after reranking (chunks without `article_results`)
                       filters=None,                                     # dict or qdrant Filter
                       sibling_window: int | None = None) -> list[Source]:
-    "The pipeline design's `search_and_rerank`: fused (+ feedback) candidates → rerank → top_k → ±window siblings → deduped sources."
-    top_k = top_k or ctx.settings.top_k
-    window = ctx.settings.sibling_window if sibling_window is None else sibling_window
-    cands = search_candidates(ctx, query, strategy, top_k, filters)
+    "The pipeline design's `search_and_rerank`: fused (+ feedback) candidates → rerank → top_k articles → ±window siblings → deduped sources."
+    s = ctx.settings; top_k = top_k or s.top_k
+    window = s.sibling_window if sibling_window is None else sibling_window
+    cands = search_candidates(ctx, query, strategy, candidate_k(s, top_k), filters)
     checkpoint()                                      # a heavy request may give way to light ones between the steps
-    hits = rerank(ctx, query, cands, reranker)[:top_k]
+    ranked = rerank(ctx, query, cands, reranker)
+    groups = by_article(ranked, top_k) if getattr(s, "article_results", False) else [[h] for h in ranked[:top_k]]
     checkpoint()
-    sibs, seen, out = fetch_siblings(ctx, hits, window), {h.id for h in hits}, []
-    for h in hits:
-        out.append(to_source(h))
-        for s in sibs.get(h.id, []):
-            if s.id not in seen: seen.add(s.id); out.append(to_source(s, sibling_of=h.id))
-    return out
+    return article_sources(ctx, groups, window)

@@ -14,7 +14,7 @@ from ..answering.pipeline import Pipeline, validate_query
 class RetrieveRequest(BaseModel):
     "Body of `POST /retrieve`."
     query: str = Field(description="the question, Korean or not; 1..max_query_chars characters after stripping")
-    top_k: int | None = Field(None, ge=1, le=200, description="sources kept after reranking (default settings.top_k)")
+    top_k: int | None = Field(None, ge=1, le=200, description="articles kept after reranking, each with its context chunks (default settings.top_k)")
     filters: dict[str, Any] | None = Field(None, description='payload filters, e.g. {"doc_id": "보험업법_법률"} or {"effective_date": {"lte": "2025-12-31"}}')
 
 class AnswerRequest(RetrieveRequest):
