@@ -19,8 +19,9 @@ from ..text.slots import Asked, asked_slot, slot_values, unconfirmed
 from ..core.clock import time_left
 
 # %% auto #0
-__all__ = ['LLMError', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit',
-           'ExtractiveLLM', 'unit_heads', 'Selection', 'score_units', 'value_units', 'make_llm']
+__all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'LLMError', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply',
+           'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads', 'unit_items', 'Selection', 'score_units',
+           'value_units', 'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -290,6 +291,18 @@ def unit_heads(units: Sequence[tuple[Source, str]], i: int) -> list[int]:
         if (l := _level(units[j][1])) < lvl: out.append(j); lvl = l
     return out
 
+LIST_HEAD_RE = re.compile(r"다음\s*각\s*(?:호|목)")   # "다음 각 호의 서류", "다음 각 목의 어느 하나": the items follow
+LIST_SLOTS = frozenset({"documents", "condition", "procedure", "who"})   # questions a list answers (which papers, what requirements …)
+
+def unit_items(units: Sequence[tuple[Source, str]], i: int, limit: int = 10) -> list[int]:
+    "Indices of the items a list head introduces (\"다음 각 호…\": its 호, or a 호's 목), in order, at most `limit` (same source only)."
+    if not LIST_HEAD_RE.search(units[i][1]): return []
+    out, lvl = [], _level(units[i][1])
+    for j in range(i + 1, len(units)):
+        if units[j][0] is not units[i][0] or (l := _level(units[j][1])) <= lvl or len(out) == limit: break
+        if l == lvl + 1: out.append(j)
+    return out
+
 @dataclass
 class Selection:
     "The units the extractive generator quotes, and whether they hold the value the question asks for."
@@ -319,7 +332,7 @@ def value_units(units: list, scores: list[float], ranked: list[int], asked: Aske
 
 @patch
 def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> Selection:
-    "The units to quote (terms of `query` and of `search_query`), value-holding ones when the question asks for a value; a 호 with its 항 head."
+    "The units to quote (terms of `query` and of `search_query`), value-holding ones when the question asks for a value; a 호 with its 항 head, a list head with its items when a list answers."
     asked = asked_slot(query)
     units, scores = score_units(query, sources, search_query)
     if not units: return Selection([], asked, False if asked.wants_value else None)
@@ -330,6 +343,7 @@ def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_qu
         if holding: ranked, n = holding, self.value_units
     best = ranked[:n] or [0]
     best = set(best) | {h for i in best for h in unit_heads(units, i)}
+    if asked.slot in LIST_SLOTS: best |= {j for i in list(best) for j in unit_items(units, i)}   # a list head without its items says nothing
     return Selection([(units[i][0], units[i][1], scores[i]) for i in sorted(best)], asked, found)
 
 @patch
