@@ -16,8 +16,8 @@ from ..core.clock import checkpoint
 from ..models.prompts import UNTRUSTED_RULE
 from ..text.injection import quote_untrusted
 from ..core.schema import QueryType, SearchStrategy, Source
-from .search import (Hit, SearchContext, to_hits, tick, rerank, search_candidates, candidate_k, by_article,
-                                      article_sources)
+from .search import (Hit, SearchContext, to_hits, tick, rerank, search_candidates, candidate_k,
+                                      result_groups, article_sources)
 from ..text.morphology import analyze, get_kiwi
 
 # %% auto #0
@@ -199,8 +199,7 @@ def multi_search(ctx: SearchContext, question: str, variants: Sequence[str], rer
     t["searches"], t["store_calls"] = len(qs), stores
     checkpoint()
     ranked = rerank(ctx, qs[0], fused, reranker)
-    groups = (by_article(per_doc_select(ranked, len(ranked), per_doc), top_k) if getattr(s, "article_results", False)
-              else [[h] for h in per_doc_select(ranked, top_k, per_doc)])
+    groups = result_groups(s, per_doc_select(ranked, len(ranked), per_doc), top_k)   # the quota orders; the results cut
     checkpoint()
     out = article_sources(ctx, groups, window)
     for src in out:

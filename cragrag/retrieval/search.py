@@ -16,7 +16,8 @@ from ..models.sparse import SparseVec
 
 # %% auto #0
 __all__ = ['Hit', 'QueryVectors', 'SearchContext', 'tick', 'to_hits', 'search_rrf_only', 'search_candidates', 'fetch_siblings',
-           'to_source', 'Reranker', 'rerank', 'candidate_k', 'by_article', 'article_sources', 'search_and_rerank']
+           'to_source', 'Reranker', 'rerank', 'candidate_k', 'by_article', 'result_groups', 'article_sources',
+           'search_and_rerank']
 
 # %% ../../nbs/retrieval/23_search.ipynb #bc2ea88b
 @dataclass
@@ -192,6 +193,10 @@ def by_article(hits: Sequence[Hit], k: int, # ranked hits; articles kept
         if len(groups[key]) < per_article: groups[key].append(h)
     return list(groups.values())
 
+def result_groups(settings, ranked: Sequence[Hit], top_k: int) -> list[list[Hit]]:
+    "The results of a ranked list: its first `top_k` articles (`article_results`), else its first `top_k` hits, one per group."
+    return by_article(ranked, top_k) if getattr(settings, "article_results", False) else [[h] for h in ranked[:top_k]]
+
 # %% ../../nbs/retrieval/23_search.ipynb #ce5e8b6b
 def article_sources(ctx: SearchContext, groups: Sequence[Sequence[Hit]], window: int) -> list[Source]:
     "Sources of grouped hits: each group's lead, then its other hits and their ±window siblings as its context, every chunk once."
@@ -216,6 +221,6 @@ def search_and_rerank(ctx: SearchContext, query: str, reranker: Reranker | None,
     cands = search_candidates(ctx, query, strategy, candidate_k(s, top_k), filters)
     checkpoint()                                      # a heavy request may give way to light ones between the steps
     ranked = rerank(ctx, query, cands, reranker)
-    groups = by_article(ranked, top_k) if getattr(s, "article_results", False) else [[h] for h in ranked[:top_k]]
+    groups = result_groups(s, ranked, top_k)
     checkpoint()
     return article_sources(ctx, groups, window)
