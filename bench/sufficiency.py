@@ -41,7 +41,7 @@ def run(rows, paths, label):
     # the rounds' detail: the same loop run directly (deterministic), to read its round records
     from cragrag.decide.sufficiency.loop import Budget, run_sufficiency
     for r in rows:
-        o = run_sufficiency(r["question"], p.search, exists=lambda c: bool(p.store.retrieve([c])), laws=p.indexed_titles(),
+        o = run_sufficiency(r["question"], lambda q, rt, k=None, f=None: p.search(q, rt, k, f, query_level=False), exists=lambda c: bool(p.store.retrieve([c])), laws=p.indexed_titles(),
                             budget=Budget(max_rounds=p.settings.sufficiency_max_rounds, max_searches=p.settings.sufficiency_max_searches),
                             top_k=p.settings.top_k)
         first = o.rounds[0]

@@ -361,7 +361,7 @@ def cmd_calibrate(args) -> int:
 SAMPLE_QUESTIONS = [
     "보험계약은 언제 성립하나요?",    # answerable: 상법 제638조의2 (보험계약의 성립)
     "피자 배달 지연 보상",              # out of corpus: must be refused with zero LLM calls
-    "보험료 안 내서 보험이 끊겼는데 다시 살릴 수 있나요",   # vocabulary gap: rescued by a rewrite (상법 제650조의2 부활)
+    "보험료 안 내서 해지된 보험 다시 살릴 수 있나요",   # vocabulary gap: rescued by a rewrite (상법 제650조의2 부활)
 ]
 
 @command("demo", "index the bundled demo corpus and answer sample questions",

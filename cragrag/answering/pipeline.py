@@ -160,6 +160,13 @@ def reranker(self: Components):
     from cragrag.retrieval.rerank import make_reranker
     return self._part("reranker", lambda: make_reranker(self.settings, self.embedder.name))
 
+@patch(as_prop=True)
+def chunk_reranker(self: Components):
+    "The reranker without the offline query-level adjustment: chunk scores alone (what the sufficiency grades read)."
+    from cragrag.retrieval.rerank import make_reranker
+    if not getattr(self.settings, "rerank_query_level", False) or self.settings.reranker != "calibrated": return self.reranker
+    return self._part("chunk_reranker", lambda: make_reranker(self.settings.model_copy(update={"rerank_query_level": False}), self.embedder.name))
+
 # %% ../../nbs/answering/80_pipeline.ipynb #d0f3f5d1
 @patch(as_prop=True)
 def llm(self: Components):
@@ -268,14 +275,15 @@ def search_context(self: Components):
     return self._ctx
 
 @patch
-def search(self: Components, query: str, route, top_k: int | None = None, filters=None) -> list:
+def search(self: Components, query: str, route, top_k: int | None = None, filters=None,
+           query_level: bool = True) -> list:   # False: chunk scores without the query-level adjustment
     "Hybrid search + rerank + siblings for one query under a given route (what the CRAG loop calls)."
     from cragrag.retrieval.search import search_and_rerank
     shared = getattr(self.store, "concurrent_reads", False)
     lock = self._rw.read() if shared else self._rw.write()
     with lock, (nullcontext() if shared else pausable(None)):   # never give way while holding the store for itself
         ctx = self.search_context(); ctx.timings = {}   # per thread (see `SearchContext`)
-        sources = search_and_rerank(ctx, query, self.reranker, route.strategy, top_k, filters)
+        sources = search_and_rerank(ctx, query, self.reranker if query_level else self.chunk_reranker, route.strategy, top_k, filters)
         self.last_timings = dict(ctx.timings)
     return sources
 

@@ -84,7 +84,7 @@ class Services:
     settings: Settings
     llm: BaseLLM                                      # the generator, and the graders' and rewriter's model
     store: Store                                      # counts and point lookups; searches go through `search`
-    search: Callable[..., list[Source]]               # (query, route, top_k, filters) → reranked sources, under the pipeline's lock
+    search: Callable[..., list[Source]]               # (query, route, top_k, filters, query_level=True) → reranked sources, under the pipeline's lock
     multi_search: Callable[..., list[Source]]         # (question, route, top_k, filters, n=, per_doc=, variants=) → multi-query sources
     rewriter: GlossaryRewriter | LLMRewriter | None   # the CRAG loop's rewriter (None: no rewrites)
     titles: Callable[[], list[str]]                   # the indexed documents' titles
@@ -205,7 +205,8 @@ def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
     "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL."
     seen, known = {}, {}
     def search(q, r, k, f):
-        got = svc.search(q, r, k, {**(f or {}), **(st.filters or {})})   # the caller's filters win: narrow, never widen
+        got = svc.search(q, r, k, {**(f or {}), **(st.filters or {})}, query_level=False)   # the caller's filters win: narrow, never widen;
+        # chunk scores alone: a requirement's support grade is about the chunk, not how close the question is to the index
         seen.update({s.chunk_id: s for s in got}); return got
     def exists(cid):
         if cid not in known: known[cid] = bool(svc.store.retrieve([cid]))
@@ -278,7 +279,7 @@ def lookup_context(svc: Services, st: AnswerState, sources: list[Source]) -> tup
     "The context to answer again from when a 미확인 answer's context lacked the value, and the search that found it: the 정의 article of an asked definition added, or only the rules each followed by the 벌칙 / 과태료 article citing them; None when there is nothing to look up."
     asked, have = asked_slot(st.query), {x.chunk_id for x in sources}
     if dq := definition_query(asked):
-        more = [x for x in svc.search(dq, classify_query(dq), 3, st.filters) if x.rerank_score is not None and x.chunk_id not in have]
+        more = [x for x in svc.search(dq, classify_query(dq), 3, st.filters) if x.chunk_id not in have]   # with their context: a 정의 article's 호 are siblings of its lead
         return (sources[:1] + more + sources[1:], None) if more else None
     if asked.slot != "penalty": return None
     ctx = list({x.chunk_id: x for x in _penalties(svc, st, asked, sources)}.values())   # the sanction may have been in the context, ranked below the rule

@@ -147,6 +147,9 @@ class Settings(BaseSettings):
         "LLM grading each of the top `llm_rerank_depth` candidates (needs llm_base_url)")
     reranker_model: str = Field("BAAI/bge-reranker-v2-m3", description="model id or local directory of the reranker")
     llm_rerank_depth: int = Field(20, ge=1, le=100, description="candidates the LLM reranker grades, one call each")
+    rerank_query_level: bool = Field(True, description=
+        "offline reranker: move each question's scores by how close it is to the index at all (its best cosine), with "
+        "the shipped coefficients of the embedder; off: the per-chunk scores alone (see the docs' Design section)")
     device: str = Field("cpu", description="torch device for the BGE models ('cuda', 'cuda:0', 'cpu')")
     llm: Literal["extractive", "openai"] = Field("extractive", description=
         "generator: offline extractive quoting (no model) or any OpenAI-compatible server (vLLM, OpenAI, Ollama)")

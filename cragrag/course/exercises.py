@@ -139,22 +139,22 @@ def check_route_pattern(pattern: str | None) -> Feedback:
     return Feedback(True, f"구어체 절차 질문 {len(ROUTE_TARGETS)}개가 PROCEDURE로 가고, 대조 질문 {len(ROUTE_CONTROLS)}개는 그대로입니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #09fafbe2
-GATE_SCORES = [("보험계약은 언제 성립하나요?", "answerable", 0.745), ("보험사기를 저지르면 어떤 처벌을 받나요?", "answerable", 0.589),
-    ("보험업법 제102조의2 내용", "answerable", 0.997), ("고지의무를 위반하면 보험자가 계약을 해지할 수 있나요?", "answerable", 0.799),
-    ("보험계약의 부활 요건은?", "answerable", 0.59), ("보험증권은 언제 교부해야 하나요?", "answerable", 0.815),
-    ("보험금 청구권의 소멸시효는 몇 년인가요?", "answerable", 0.648), ("보험사기죄의 상습범은 어떻게 처벌하나요?", "answerable", 0.23),
-    ("보험계약자는 보험사고 발생 전에 계약을 해지할 수 있나요?", "answerable", 0.815), ("보험설계사의 등록 절차", "answerable", 0.544),
-    ("보험회사의 해산 사유는?", "answerable", 0.823), ("원자력손해배상보상계약 약관의 목적", "answerable", 0.809),
-    ("보험료 안 내서 보험이 끊겼는데 다시 살릴 수 있나요", "vocabulary_gap", 0.124), ("보험사 망하면 내 돈은?", "vocabulary_gap", 0.135),
-    ("보험금 타려면 어떻게 해야 돼요", "vocabulary_gap", 0.232), ("보험 들 때 병 숨기면 어떻게 돼요", "vocabulary_gap", 0.231),
-    ("설계사가 보험 갈아타라고 했는데 괜찮나요", "vocabulary_gap", 0.173), ("보험 깨면 돈 돌려받나요", "vocabulary_gap", 0.038),
-    ("보험 해약하면 낸 돈 돌려 받을 수 있어요?", "vocabulary_gap", 0.158), ("보험료 못 내면 보험이 끊기나요", "vocabulary_gap", 0.132),
-    ("다쳐서 입원했는데 보험금 타려면 뭐부터 해요", "vocabulary_gap", 0.159), ("피자 배달 지연 보상", "out_of_corpus", 0.107),
-    ("반려동물진단비 담보", "out_of_corpus", 0.078), ("주차장 정책 알려줘", "out_of_corpus", 0.061),
-    ("오늘 반도체 업계 주요 뉴스", "out_of_corpus", 0.04), ("자동차 정비 보증", "out_of_corpus", 0.296),
-    ("연차는 며칠이고 이월 규정은 어떻게 되나요?", "out_of_corpus", 0.094), ("강아지 미용 예약 취소 수수료", "out_of_corpus", 0.032),
-    ("아파트 관리비 연체료 계산법", "out_of_corpus", 0.117), ("주식 양도소득세 신고 기한", "out_of_corpus", 0.142),
-    ("회사 식당 점심 메뉴 알려줘", "out_of_corpus", 0.103), ("비트코인 시세 전망", "out_of_corpus", 0.068)]
+GATE_SCORES = [("보험계약은 언제 성립하나요?", "answerable", 0.668), ("보험사기를 저지르면 어떤 처벌을 받나요?", "answerable", 0.556),
+    ("보험업법 제102조의2 내용", "answerable", 0.972), ("고지의무를 위반하면 보험자가 계약을 해지할 수 있나요?", "answerable", 0.822),
+    ("보험계약의 부활 요건은?", "answerable", 0.477), ("보험증권은 언제 교부해야 하나요?", "answerable", 0.913),
+    ("보험금 청구권의 소멸시효는 몇 년인가요?", "answerable", 0.901), ("보험사기죄의 상습범은 어떻게 처벌하나요?", "answerable", 0.516),
+    ("보험계약자는 보험사고 발생 전에 계약을 해지할 수 있나요?", "answerable", 0.91), ("보험설계사의 등록 절차", "answerable", 0.887),
+    ("보험회사의 해산 사유는?", "answerable", 0.941), ("원자력손해배상보상계약 약관의 목적", "answerable", 0.973),
+    ("보험료 안 내서 보험이 끊겼는데 다시 살릴 수 있나요", "vocabulary_gap", 0.07), ("보험사 망하면 내 돈은?", "vocabulary_gap", 0.181),
+    ("보험금 타려면 어떻게 해야 돼요", "vocabulary_gap", 0.285), ("보험 들 때 병 숨기면 어떻게 돼요", "vocabulary_gap", 0.125),
+    ("설계사가 보험 갈아타라고 했는데 괜찮나요", "vocabulary_gap", 0.187), ("보험 깨면 돈 돌려받나요", "vocabulary_gap", 0.043),
+    ("보험 해약하면 낸 돈 돌려 받을 수 있어요?", "vocabulary_gap", 0.083), ("보험료 못 내면 보험이 끊기나요", "vocabulary_gap", 0.1),
+    ("다쳐서 입원했는데 보험금 타려면 뭐부터 해요", "vocabulary_gap", 0.182), ("피자 배달 지연 보상", "out_of_corpus", 0.084),
+    ("반려동물진단비 담보", "out_of_corpus", 0.027), ("주차장 정책 알려줘", "out_of_corpus", 0.014),
+    ("오늘 반도체 업계 주요 뉴스", "out_of_corpus", 0.003), ("자동차 정비 보증", "out_of_corpus", 0.034),
+    ("연차는 며칠이고 이월 규정은 어떻게 되나요?", "out_of_corpus", 0.01), ("강아지 미용 예약 취소 수수료", "out_of_corpus", 0.017),
+    ("아파트 관리비 연체료 계산법", "out_of_corpus", 0.074), ("주식 양도소득세 신고 기한", "out_of_corpus", 0.065),
+    ("회사 식당 점심 메뉴 알려줘", "out_of_corpus", 0.005), ("비트코인 시세 전망", "out_of_corpus", 0.004)]
 
 def gate_counts(table, score: float, abort: float) -> dict[str, dict[str, int]]:
     "pass / rewrite / refuse counts per kind for a pair of thresholds (the gate's rule on a score table)."
@@ -174,7 +174,7 @@ def check_thresholds(answer: tuple | None, table=GATE_SCORES) -> Feedback:
     if oc.get("pass"): return Feedback(False, f"없는 주제 {oc['pass']}개가 통과합니다: 통과선 {score}가 너무 낮습니다 (out_of_corpus 최고 점수보다 위에 두세요).")
     if an.get("refuse"): return Feedback(False, f"답이 있는 질문 {an['refuse']}개가 즉시 거절됩니다: 거절선 {abort}가 너무 높습니다.")
     if an.get("pass", 0) < 0.9 * n.get("answerable", 0): return Feedback(False, f"답이 있는 질문 중 {an.get('pass', 0)}/{n['answerable']}만 통과합니다 (90% 이상 필요): 통과선 {score}가 너무 높습니다.")
-    if vg.get("refuse", 0) > n.get("vocabulary_gap", 0) / 3: return Feedback(False, f"어휘 격차 질문 {vg['refuse']}/{n['vocabulary_gap']}개가 재작성 기회 없이 거절됩니다: 거절선을 낮추세요.")
+    if vg.get("refuse", 0) > n.get("vocabulary_gap", 0) / 2: return Feedback(False, f"어휘 격차 질문 {vg['refuse']}/{n['vocabulary_gap']}개가 재작성 기회 없이 거절됩니다: 거절선을 낮추세요.")
     if oc.get("refuse", 0) < n.get("out_of_corpus", 0) / 2: return Feedback(False, f"없는 주제 중 {oc.get('refuse', 0)}/{n['out_of_corpus']}만 즉시 거절됩니다 (절반 이상 필요): 거절선을 올리세요.")
     return Feedback(True, f"통과 {an['pass']}/{n['answerable']}, 어휘 격차 재작성 {vg.get('rewrite', 0)}/{n['vocabulary_gap']}, 없는 주제 즉시 거절 {oc['refuse']}/{n['out_of_corpus']} (LLM 호출 0회).")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Sequence
 import numpy as np
-from .search import Hit, search_candidates
+from .search import Hit, candidate_k, search_candidates
 from .routing import classify_query
 from ..models.embedding import LazyModel, pick_device
 from ..text.korean import extract_refs
@@ -25,9 +25,10 @@ from ..models.llm import OpenAICompatibleLLM
 
 # %% auto #0
 __all__ = ['FEATURES', 'DEFAULT_FEATURES', 'NO_DENSE', 'PASSAGE_GRADER', 'GRADE_SCORES', 'PARAPHRASES', 'OUT_OF_CORPUS',
-           'features', 'fit_logistic', 'LogisticScorer', 'shipped_scorer', 'CalibratedReranker', 'BGEReranker',
-           'PassageGrade', 'passage_messages', 'LLMReranker', 'make_reranker', 'calibration_queries',
-           'calibration_weights', 'labelled_candidates', 'fit_scorer', 'calibrate']
+           'features', 'fit_logistic', 'LogisticScorer', 'shipped_scorer', 'top_cosine', 'adjust_for_query',
+           'CalibratedReranker', 'BGEReranker', 'PassageGrade', 'passage_messages', 'LLMReranker', 'make_reranker',
+           'calibration_queries', 'calibration_weights', 'labelled_candidates', 'fit_scorer', 'calibrate',
+           'fit_query_level']
 
 # %% ../../nbs/retrieval/24_rerank.ipynb #01238536
 FEATURES = ("cos", "cos_gap", "bm25_local", "coverage", "ref_match", "ref_miss", "rrf_rel", "inv_rank", "art_share", "art_best", "q_coverage", "q_best_coverage")
@@ -94,6 +95,7 @@ class LogisticScorer:
     bias: float
     embedder: str | None = None        # the dense model the cosines came from (None: no dense features)
     meta: dict = field(default_factory=dict)
+    query_level: dict | None = None    # the query-level adjustment (`adjust_for_query`), when one was fitted
     def predict(self, X: np.ndarray) -> np.ndarray:
         idx = [FEATURES.index(f) for f in self.features]
         return 1 / (1 + np.exp(-(X[:, idx] @ np.asarray(self.weights) + self.bias)))
@@ -113,21 +115,40 @@ def shipped_scorer(embedder_name: str | None) -> LogisticScorer:
     if embedder_name and p.exists(): return LogisticScorer.load(p)
     return LogisticScorer.load(_data("reranker-no-dense.json"))
 
+# %% ../../nbs/retrieval/24_rerank.ipynb #45068e84
+def top_cosine(X: np.ndarray) -> float:
+    "The question's best cosine over its candidates (from `features`' `cos` column): how close it is to the index at all."
+    return float(X[:, FEATURES.index("cos")].max()) if len(X) else 0.0
+
+def adjust_for_query(p: np.ndarray, # one question's chunk scores, 0..1
+                     top_cos: float, # its `top_cosine`
+                     coef: dict | None) -> np.ndarray: # {"logit": a, "cos": b, "bias": c}; None: unchanged
+    "Scores moved by how close the question is to the index: sigmoid(a·logit(p) + b·top_cos + c); their order is kept."
+    p = np.asarray(p, float)
+    if not coef or not len(p): return p
+    lp = np.log(np.clip(p, 1e-9, 1.0)) - np.log(np.clip(1 - p, 1e-9, 1.0))
+    return 1 / (1 + np.exp(-(coef["logit"] * lp + coef["cos"] * top_cos + coef["bias"])))
+
 # %% ../../nbs/retrieval/24_rerank.ipynb #28a4a68b
 class CalibratedReranker:
     "Offline reranker: a logistic model over lexical, dense and structural features; output in 0..1."
     name = "calibrated"
     def __init__(self, scorer: LogisticScorer | None = None, # coefficients; default: shipped for `embedder_name`
-                 embedder_name: str | None = None):         # the pipeline's dense model
+                 embedder_name: str | None = None,          # the pipeline's dense model
+                 query_level: bool = True):                 # apply the scorer's query-level adjustment, if it has one
         if scorer is None:
             scorer = shipped_scorer(embedder_name)
             if embedder_name and scorer.embedder != embedder_name:
                 warnings.warn(f"no calibrated reranker coefficients for embedder {embedder_name!r}; using the dense-free "
                               "ones. Fit your own with cragrag.retrieval.rerank.calibrate() or use reranker='bge-reranker'.")
-        self.scorer = scorer
+        self.scorer, self.query_level = scorer, query_level
 
     def score(self, query: str, hits: Sequence[Hit], query_vec: np.ndarray | None = None) -> list[float]:
-        return self.scorer.predict(features(query, hits, query_vec)).tolist() if hits else []
+        if not hits: return []
+        X = features(query, hits, query_vec); p = self.scorer.predict(X)
+        if self.query_level and query_vec is not None and self.scorer.embedder:
+            p = adjust_for_query(p, top_cosine(X), self.scorer.query_level)
+        return p.tolist()
 
     def order(self, query: str, hits: list[Hit]) -> list[Hit]:
         "Keep the retrieval order; for an article lookup, the named article's chunks move to the front (see below)."
@@ -212,13 +233,14 @@ class LLMReranker:
 # %% ../../nbs/retrieval/24_rerank.ipynb #67f8dc5d
 def make_reranker(settings, embedder_name: str | None = None):
     "The reranker named by `settings.reranker`."
-    if settings.reranker == "calibrated": return CalibratedReranker(embedder_name=embedder_name)
+    ql = getattr(settings, "rerank_query_level", True)
+    if settings.reranker == "calibrated": return CalibratedReranker(embedder_name=embedder_name, query_level=ql)
     if settings.reranker == "bge-reranker": return BGEReranker(settings.reranker_model, device=settings.device)
     if settings.reranker == "llm":
         if not settings.llm_base_url:
             raise ValueError("reranker='llm' grades passages with an LLM: set CRAGRAG_LLM_BASE_URL (and CRAGRAG_LLM_MODEL) "
                              "to an OpenAI-compatible endpoint, or use CRAGRAG_RERANKER=calibrated offline")
-        return LLMReranker(OpenAICompatibleLLM(settings), settings.llm_rerank_depth, fallback=CalibratedReranker(embedder_name=embedder_name))
+        return LLMReranker(OpenAICompatibleLLM(settings), settings.llm_rerank_depth, fallback=CalibratedReranker(embedder_name=embedder_name, query_level=ql))
     raise ValueError(f"unknown reranker {settings.reranker!r}: use calibrated, bge-reranker or llm")
 
 # %% ../../nbs/retrieval/24_rerank.ipynb #06f7d4df
@@ -258,10 +280,10 @@ def calibration_weights(queries, weight: float = 5.0) -> list[float]:
 
 # %% ../../nbs/retrieval/24_rerank.ipynb #0031f036
 def labelled_candidates(ctx, queries, strategy=None) -> tuple[np.ndarray, np.ndarray, list]:
-    "Feature matrix, labels and query index of every fused candidate of every query."
+    "Feature matrix, labels and query index of every candidate the reranker sees (its `rerank_pool`) for every query."
     Xs, ys, qi = [], [], []
     for i, (q, gold) in enumerate(queries):
-        hits = search_candidates(ctx, q, strategy or classify_query(q).strategy)
+        hits = search_candidates(ctx, q, strategy or classify_query(q).strategy, candidate_k(ctx.settings, ctx.settings.top_k))
         if not hits: continue
         Xs.append(features(q, hits, ctx.query_vec)); ys += [float(h.key in gold) for h in hits]; qi += [i] * len(hits)
     return np.vstack(Xs), np.array(ys), qi
@@ -288,3 +310,29 @@ def calibrate(ctx, queries: list[tuple[str, set]], # (query, {(doc_id, article_i
     "Fit the calibrated reranker on labelled queries searched in `ctx`'s collection."
     X, y, qi = labelled_candidates(ctx, queries)
     return fit_scorer(X, y, qi, features_used, l2, query_weights, ctx.embedder.name, len(queries))
+
+# %% ../../nbs/retrieval/24_rerank.ipynb #a621ac67
+def _logit(p: np.ndarray) -> np.ndarray: return np.log(np.clip(p, 1e-9, 1.0)) - np.log(np.clip(1 - p, 1e-9, 1.0))
+
+def fit_query_level(best: Sequence[float],          # per question: its best chunk score without the adjustment
+                    top_cos: Sequence[float],       # per question: its `top_cosine`
+                    answerable: Sequence[bool],     # per question: does the index answer it
+                    pass_at: float = 0.3,           # the gate's pass threshold the adjusted scores will be read with
+                    abort_at: float = 0.1,          # and its refuse threshold
+                    max_false_abort: float = 0.05,  # share of answerable questions allowed below `abort_at`
+                    l2: float = 1.0) -> dict:
+    "Coefficients for `adjust_for_query`: a logistic direction over (logit best, top cosine), scaled to the gate's thresholds."
+    y = np.asarray(answerable, bool)
+    if y.all() or not y.any(): raise ValueError("fit_query_level needs both answerable and unanswerable questions")
+    X = np.c_[_logit(np.asarray(best, float)), np.asarray(top_cos, float)]
+    mu, sd = X.mean(0), X.std(0) + 1e-12
+    w, b = fit_logistic((X - mu) / sd, y.astype(float), l2)
+    w, b = w / sd, b - (mu / sd) @ w
+    if w[0] <= 0: raise ValueError("the fitted direction gives the chunk score no positive weight: it would reverse the reranker's order")
+    z = X @ w + b
+    z_pass = z[~y].max() + 1e-6                                  # every unanswerable question stays below the pass line
+    z_abort = np.quantile(z[y], max_false_abort, method="lower")
+    scale = (_logit(pass_at) - _logit(abort_at)) / (z_pass - z_abort) if z_pass > z_abort else 1.0
+    shift = _logit(pass_at) - scale * z_pass
+    return {"logit": round(float(scale * w[0]), 6), "cos": round(float(scale * w[1]), 6), "bias": round(float(scale * b + shift), 6),
+            "questions": int(len(y)), "answerable": int(y.sum())}

@@ -221,7 +221,7 @@ def supported_articles(v: Verdict, led: EvidenceLedger) -> list[str]:
     return list(dict.fromkeys(led[e].article_id for r in v.requirement_results if r.status == "SUPPORTED" for e in r.evidence if led[e].article_id))
 
 def run_sufficiency(question: str,                       # the user's question
-                    search: Callable,                    # (query, route, top_k, filters) -> list[Source], e.g. `Pipeline.search`
+                    search: Callable,                    # (query, route, top_k, filters) -> list[Source], e.g. `Pipeline.search` with query_level=False
                     *, route: RouteResult | None = None,
                     requirements: Sequence[Requirement] | None = None,   # default: `decompose_requirements(question, route)`
                     exists: Callable[[str], bool] | None = None,         # is a chunk still in the store? (None: trust the search)

@@ -1,0 +1,112 @@
+"""The CRAG gate's first reading on corpora its coefficients were never fitted on: with and without the offline
+reranker's query-level adjustment (`rerank_query_level`), how many answerable questions pass at once, how many are
+refused at once, and how many out-of-corpus questions pass.
+
+    python bench/gate_corpora.py                      # all groups (≈ 10 min: each group is indexed once)
+    python bench/gate_corpora.py --groups labor_privacy,fire --json /tmp/gate.json
+    python bench/gate_corpora.py --report /tmp/gate.json          # the report of a saved run, nothing re-run
+
+Questions (none used to fit anything, except the bundled golden dev split, reported separately as "fit"):
+- answerable / absent: the value questions of bench/data/answer_slots_{dev,heldout}.jsonl of each group, plus the
+  bundled golden held-out answerable questions for the insurance group;
+- out-of-corpus: the bundled golden out-of-corpus questions (held-out split for insurance, all for the other groups,
+  minus those a group's laws do answer), and bench/data/gate_near_ooc.jsonl: near-domain questions written for each
+  group before any of this was fitted (another law's topic in the group's own vocabulary);
+- fire-35: the shared fire dev set (101 citizens' questions) over the 35 laws and standards its gold articles cite.
+
+The gate reads the best rerank score of the first search (no rewrite): pass ≥ crag_score_threshold, refuse <
+crag_abort_threshold. Shares come with 95 % bootstrap intervals."""
+import argparse, json, sys, time
+from pathlib import Path
+import numpy as np
+from cragrag.answering.pipeline import Pipeline
+from cragrag.evaluate.eval import bootstrap_ci, bundled_golden
+from cragrag.indexing.documents import load_demo_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+sys.path.insert(0, str(ROOT / "bench"))
+from answers import GROUPS  # noqa: E402
+
+OOC_ANSWERED = {  # golden out-of-corpus questions (about insurance) that a group's own laws do answer
+    "labor_privacy": ["해고예고수당", "주휴수당", "퇴직연금", "퇴직금"],
+    "motor": ["의무보험", "대인배상", "사고부담금", "교통사고 합의금", "과실비율"],
+    "civil_health": ["민법상", "본인부담상한제", "지역가입자", "의료급여", "상속세"],
+    "fire": ["화재배상책임보험"],
+}
+
+def questions(group: str) -> list[tuple[str, str]]:
+    "(kind, question) of a group: answerable, absent, ooc, near_ooc, and for insurance fit_answerable / fit_ooc."
+    out = []
+    for split in ("dev", "heldout"):
+        for l in open(ROOT / "bench" / "data" / f"answer_slots_{split}.jsonl", encoding="utf-8"):
+            r = json.loads(l)
+            if r["group"] == group: out.append(("answerable" if r["answerable"] else "absent", r["question"]))
+    gold = bundled_golden()
+    ooc = [g for g in gold if g.category == "out_of_corpus"]
+    if group == "insurance":
+        out += [("answerable", g.question) for g in gold if g.answerable and g.split == "heldout"]
+        out += [("ooc", g.question) for g in ooc if g.split == "heldout"]
+        out += [("fit_answerable", g.question) for g in gold if g.answerable and g.split == "dev"]
+        out += [("fit_ooc", g.question) for g in ooc if g.split == "dev"]
+    else:
+        out += [("ooc", g.question) for g in ooc if not any(w in g.question for w in OOC_ANSWERED.get(group, []))]
+    out += [("near_ooc", r["question"]) for r in map(json.loads, open(ROOT / "bench" / "data" / "gate_near_ooc.jsonl", encoding="utf-8"))
+            if r["group"] == group]
+    return out
+
+def fire35() -> tuple[list[Path], list[tuple[str, str]]]:
+    rows = [json.loads(l) for l in open(SHARED / "eval" / "fire_qna_dev.jsonl", encoding="utf-8")]
+    docs = sorted({g["doc"] for r in rows for g in r["gold"]})
+    qs = [("answerable", r["question"]) for r in rows] + [("ooc", g.question) for g in bundled_golden() if g.category == "out_of_corpus"]
+    return [SHARED / "corpus" / d for d in docs], qs
+
+def best_scores(p: Pipeline, qs, on: bool) -> list[float]:
+    p.reranker.query_level = on
+    return [max([s.rerank_score for s in p.retrieve(q).sources if s.rerank_score is not None], default=0.0) for _, q in qs]
+
+def auc(pos, neg) -> float:
+    "P(an answerable question outscores an out-of-corpus one), ties half."
+    p, n = np.asarray(pos, float)[:, None], np.asarray(neg, float)[None, :]
+    return float(((p > n) + 0.5 * (p == n)).mean()) if p.size and n.size else float("nan")
+
+def report(rows: list[dict]) -> None:
+    s = Pipeline(qdrant_path=":memory:").settings; hi, lo = s.crag_score_threshold, s.crag_abort_threshold
+    print(f"gate: pass ≥ {hi}, refuse < {lo}; each cell: without → with the query-level adjustment [95% interval of the latter]")
+    def cell(xs, f):
+        a, b = bootstrap_ci([float(f(x["off"])) for x in xs]), bootstrap_ci([float(f(x["on"])) for x in xs])
+        return f"{a.mean:.2f} → {b.mean:.2f} [{b.lo:.2f}, {b.hi:.2f}]"
+    groups = list(dict.fromkeys(r["group"] for r in rows))
+    for g in groups + (["all but insurance"] if len(groups) > 1 else []):
+        sel = [r for r in rows if r["group"] == g or (g == "all but insurance" and r["group"] != "insurance")]
+        pos = [r for r in sel if r["kind"] == "answerable"]; neg = [r for r in sel if r["kind"] in ("ooc", "near_ooc")]
+        print(f"\n{g}   AUC answerable vs out-of-corpus: {auc([r['off'] for r in pos], [r['off'] for r in neg]):.3f} → "
+              f"{auc([r['on'] for r in pos], [r['on'] for r in neg]):.3f}")
+        for kind, f, what in [("answerable", lambda v: v >= hi, "passed at once"), ("answerable", lambda v: v < lo, "refused at once"),
+                              ("absent", lambda v: v >= hi, "passed at once"), ("ooc", lambda v: v >= hi, "passed"),
+                              ("near_ooc", lambda v: v >= hi, "passed"), ("fit_answerable", lambda v: v >= hi, "passed at once"),
+                              ("fit_ooc", lambda v: v >= hi, "passed")]:
+            xs = [r for r in sel if r["kind"] == kind]
+            if xs: print(f"  {kind:15s} {what:16s} n={len(xs):3d}  {cell(xs, f)}")
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--groups", default=",".join([*GROUPS, "fire-35"]))
+    ap.add_argument("--json", help="write the per-question scores here")
+    ap.add_argument("--report", help="print the report of a saved --json run instead of running")
+    args = ap.parse_args(argv)
+    if args.report: report(json.loads(Path(args.report).read_text(encoding="utf-8"))); return 0
+    rows = []
+    for group in args.groups.split(","):
+        if group == "fire-35": paths, qs = fire35()
+        else: paths, qs = (load_demo_corpus() if GROUPS[group] is None else [SHARED / "corpus" / "legalize-kr" / f"{n}.md" for n in GROUPS[group]]), questions(group)
+        p = Pipeline(qdrant_path=":memory:", trace_enabled=False)
+        t = time.perf_counter(); p.index(paths, progress=False)
+        off, on = best_scores(p, qs, False), best_scores(p, qs, True)
+        print(f"## {group}: {p.store.count()} chunks indexed in {time.perf_counter() - t:.0f} s, {len(qs)} questions", file=sys.stderr)
+        rows += [{"group": group, "kind": k, "question": q, "off": a, "on": b} for (k, q), a, b in zip(qs, off, on)]
+    if args.json: Path(args.json).write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    report(rows)
+    return 0
+
+if __name__ == "__main__": sys.exit(main())
