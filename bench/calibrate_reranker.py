@@ -37,6 +37,7 @@ from cragrag.retrieval.rerank import (DEFAULT_FEATURES, NO_DENSE, CalibratedRera
 from cragrag.retrieval.routing import classify_query
 from cragrag.retrieval.search import search_and_rerank
 from cragrag.evaluate.eval import bundled_golden
+from cragrag.decide.gate import top_score
 from cragrag.indexing.store import open_store
 from cragrag.retrieval.search import SearchContext
 from cragrag.models.sparse import KiwiBM25
@@ -80,7 +81,7 @@ def golden_dev_scores(ctx, scorer) -> tuple[list[float], list[float], list[bool]
     rr, best, tops = _Capture(scorer, query_level=False), [], []
     for g in qs:
         src = search_and_rerank(ctx, g.question, rr, classify_query(g.question).strategy)
-        best.append(max([s.rerank_score for s in src if s.rerank_score is not None], default=0.0)); tops.append(rr.top)
+        best.append(top_score(src) or 0.0); tops.append(rr.top)
     return best, tops, [g.answerable for g in qs]
 
 def check_query_level(shipped: dict | None, refit: dict, best, tops, settings) -> bool:

@@ -20,6 +20,8 @@ import argparse, json, sys, time
 from pathlib import Path
 import numpy as np
 from cragrag.answering.pipeline import Pipeline
+from cragrag.decide.calibration import auc
+from cragrag.decide.gate import top_score
 from cragrag.evaluate.eval import bootstrap_ci, bundled_golden
 from cragrag.indexing.documents import load_demo_corpus
 
@@ -63,12 +65,7 @@ def fire35() -> tuple[list[Path], list[tuple[str, str]]]:
 
 def best_scores(p: Pipeline, qs, on: bool) -> list[float]:
     p.reranker.query_level = on
-    return [max([s.rerank_score for s in p.retrieve(q).sources if s.rerank_score is not None], default=0.0) for _, q in qs]
-
-def auc(pos, neg) -> float:
-    "P(an answerable question outscores an out-of-corpus one), ties half."
-    p, n = np.asarray(pos, float)[:, None], np.asarray(neg, float)[None, :]
-    return float(((p > n) + 0.5 * (p == n)).mean()) if p.size and n.size else float("nan")
+    return [top_score(p.retrieve(q).sources) or 0.0 for _, q in qs]
 
 def report(rows: list[dict]) -> None:
     s = Pipeline(qdrant_path=":memory:").settings; hi, lo = s.crag_score_threshold, s.crag_abort_threshold

@@ -116,6 +116,8 @@ def shipped_scorer(embedder_name: str | None) -> LogisticScorer:
     return LogisticScorer.load(_data("reranker-no-dense.json"))
 
 # %% ../../nbs/retrieval/24_rerank.ipynb #45068e84
+def _logit(p: np.ndarray) -> np.ndarray: return np.log(np.clip(p, 1e-9, 1.0)) - np.log(np.clip(1 - p, 1e-9, 1.0))
+
 def top_cosine(X: np.ndarray) -> float:
     "The question's best cosine over its candidates (from `features`' `cos` column): how close it is to the index at all."
     return float(X[:, FEATURES.index("cos")].max()) if len(X) else 0.0
@@ -126,8 +128,7 @@ def adjust_for_query(p: np.ndarray, # one question's chunk scores, 0..1
     "Scores moved by how close the question is to the index: sigmoid(a·logit(p) + b·top_cos + c); their order is kept."
     p = np.asarray(p, float)
     if not coef or not len(p): return p
-    lp = np.log(np.clip(p, 1e-9, 1.0)) - np.log(np.clip(1 - p, 1e-9, 1.0))
-    return 1 / (1 + np.exp(-(coef["logit"] * lp + coef["cos"] * top_cos + coef["bias"])))
+    return 1 / (1 + np.exp(-(coef["logit"] * _logit(p) + coef["cos"] * top_cos + coef["bias"])))
 
 # %% ../../nbs/retrieval/24_rerank.ipynb #28a4a68b
 class CalibratedReranker:
@@ -312,8 +313,6 @@ def calibrate(ctx, queries: list[tuple[str, set]], # (query, {(doc_id, article_i
     return fit_scorer(X, y, qi, features_used, l2, query_weights, ctx.embedder.name, len(queries))
 
 # %% ../../nbs/retrieval/24_rerank.ipynb #a621ac67
-def _logit(p: np.ndarray) -> np.ndarray: return np.log(np.clip(p, 1e-9, 1.0)) - np.log(np.clip(1 - p, 1e-9, 1.0))
-
 def fit_query_level(best: Sequence[float],          # per question: its best chunk score without the adjustment
                     top_cos: Sequence[float],       # per question: its `top_cosine`
                     answerable: Sequence[bool],     # per question: does the index answer it
