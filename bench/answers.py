@@ -4,6 +4,7 @@
     python bench/answers.py --set dev             # the development set (bench/data/answer_slots_dev.jsonl)
     python bench/answers.py --json out.json       # also the per-question rows (for --baseline of a later run)
     python bench/answers.py --baseline out.json   # per-question wins and losses against an earlier run
+    python bench/answers.py --fit-gate            # the shared-law groups with the gate fitted on probes, as `cragrag index` does
 
 Each group of questions is asked over its own documents (the insurance group over the bundled demo corpus, the others
 over laws of ../shared/corpus), indexed fresh in memory with the offline defaults, through `Pipeline.answer`:
@@ -37,11 +38,14 @@ def asked_slot_fn():
         return lambda q: asked_slot(q).slot
     except ImportError: return None
 
-def run_group(group: str, rows: list[dict], slot_of) -> list[dict]:
+def run_group(group: str, rows: list[dict], slot_of, fit_gate: bool = False) -> list[dict]:
     p = Pipeline(qdrant_path=":memory:", trace_enabled=False)
     paths = load_demo_corpus() if GROUPS[group] is None else [SHARED / f"{n}.md" for n in GROUPS[group]]
     t = time.perf_counter(); p.index(paths, progress=False)
     print(f"## {group}: {len(rows)} questions, {p.store.count()} chunks indexed in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    if fit_gate and GROUPS[group] is not None:   # as `cragrag index` does for a user's documents (the demo corpus keeps its labelled thresholds)
+        cal, _ = p.fit_gate()
+        print(f"   gate fitted on probes: pass ≥ {cal.pass_threshold:.3f}, refuse < {cal.abort_threshold:.3f}", file=sys.stderr)
     out = []
     for r in rows:
         t = time.perf_counter(); res = p.answer(r["question"]); ms = (time.perf_counter() - t) * 1000
@@ -79,13 +83,14 @@ if __name__ == "__main__":
     ap.add_argument("--json", help="write the per-question rows here")
     ap.add_argument("--baseline", help="an earlier --json file: per-question wins and losses")
     ap.add_argument("--groups", nargs="*", help="only these groups")
+    ap.add_argument("--fit-gate", action="store_true", help="fit the gate on probes after indexing each shared-law group, as `cragrag index` does")
     a = ap.parse_args()
     data = [json.loads(l) for l in (ROOT / "bench" / "data" / f"answer_slots_{a.set}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
     by = collections.defaultdict(list)
     for r in data: by[r["group"]].append(r)
     slot_of, rows = asked_slot_fn(), []
     for g, rs in by.items():
-        if not a.groups or g in a.groups: rows += run_group(g, rs, slot_of)
+        if not a.groups or g in a.groups: rows += run_group(g, rs, slot_of, a.fit_gate)
     if a.json: Path(a.json).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     print(f"# answers that answer: {a.set} set, {len(rows)} questions ({sum(r['answerable'] for r in rows)} answerable value questions)")
     for name, e in report(rows).items(): print(f"  {name:<44} {e}")

@@ -15,13 +15,16 @@ Questions (none used to fit anything, except the bundled golden dev split, repor
 - fire-35: the shared fire dev set (101 citizens' questions) over the 35 laws and standards its gold articles cite.
 
 The gate reads the best rerank score of the first search (no rewrite): pass ≥ crag_score_threshold, refuse <
-crag_abort_threshold. Shares come with 95 % bootstrap intervals."""
+crag_abort_threshold. Each group also reports the line `Pipeline.fit_gate` fits on probes made from its index (no
+labels; what `cragrag index` records for a user's documents) and what that line passes, its cost in seconds per 1,000
+chunks beside the cost of indexing them, and the free rescue below the abort line (the glossary's one rewrite, which must
+pass on its own). Shares come with 95 % bootstrap intervals."""
 import argparse, json, sys, time
 from pathlib import Path
 import numpy as np
 from cragrag.answering.pipeline import Pipeline
 from cragrag.decide.calibration import auc
-from cragrag.decide.gate import top_score
+from cragrag.decide.gate import GlossaryRewriter, top_score
 from cragrag.evaluate.eval import bootstrap_ci, bundled_golden
 from cragrag.indexing.documents import load_demo_corpus
 
@@ -67,6 +70,13 @@ def best_scores(p: Pipeline, qs, on: bool) -> list[float]:
     p.reranker.query_level = on
     return [top_score(p.retrieve(q).sources) or 0.0 for _, q in qs]
 
+GLOSSARY = GlossaryRewriter()
+
+def rescue_score(p: Pipeline, q: str, first: float, abort: float = 0.1) -> float | None:
+    "Below the abort line: the best score of the glossary's one free rewrite (`free_rescue`); None when not below or no rewrite."
+    if first >= abort or not (nq := GLOSSARY.rewrite(q)): return None
+    return top_score(p.retrieve(nq).sources) or 0.0
+
 def report(rows: list[dict]) -> None:
     s = Pipeline(qdrant_path=":memory:").settings; hi, lo = s.crag_score_threshold, s.crag_abort_threshold
     print(f"gate: pass ≥ {hi}, refuse < {lo}; each cell: without → with the query-level adjustment [95% interval of the latter]")
@@ -79,6 +89,24 @@ def report(rows: list[dict]) -> None:
         pos = [r for r in sel if r["kind"] == "answerable"]; neg = [r for r in sel if r["kind"] in ("ooc", "near_ooc")]
         print(f"\n{g}   AUC answerable vs out-of-corpus: {auc([r['off'] for r in pos], [r['off'] for r in neg]):.3f} → "
               f"{auc([r['on'] for r in pos], [r['on'] for r in neg]):.3f}")
+        if "fit_pass" in sel[0]:
+            fitted = lambda xs: np.mean([x["on"] >= x["fit_pass"] for x in xs]) if xs else float("nan")
+            fitted_ref = lambda xs: np.mean([x["on"] < x["fit_abort"] for x in xs]) if xs else float("nan")
+            per = {r["group"]: r for r in sel}
+            cost = sum(r["fit_seconds"] for r in per.values()) / sum(r["chunks"] for r in per.values()) * 1000
+            idx = sum(r["index_seconds"] for r in per.values()) / sum(r["chunks"] for r in per.values()) * 1000
+            lines = ", ".join(f"{g2} {r['fit_pass']:.3f}/{r['fit_abort']:.3f}" for g2, r in per.items())
+            near = [r for r in sel if r["kind"] == "near_ooc"]
+            print(f"  gate fitted on probes (pass/refuse: {lines}; {cost:.1f} s per 1k chunks, indexing {idx:.1f} s per 1k chunks):\n"
+                  f"    answerable passed at once {fitted(pos):.2f} (fixed 0.3: {np.mean([x['on'] >= hi for x in pos]):.2f}), refused at once {fitted_ref(pos):.2f}; "
+                  f"out-of-corpus passed {fitted(neg):.2f} (near-domain {fitted(near):.2f}), refused at once {fitted_ref(neg):.2f}")
+        tried = [r for r in sel if r.get("rescue") is not None]
+        if tried:
+            ok = lambda r, line: r["rescue"] >= line
+            print("  free rescue below the abort line (one glossary rewrite), by kind: " + "; ".join(
+                f"{k} {sum(1 for r in tried if r['kind'] == k)} tried, passed {sum(ok(r, hi) for r in tried if r['kind'] == k)} (fixed line) / "
+                f"{sum(ok(r, r.get('fit_pass', hi)) and r['on'] < r.get('fit_abort', lo) for r in tried if r['kind'] == k)} (fitted line)"
+                for k in dict.fromkeys(r["kind"] for r in tried)))
         for kind, f, what in [("answerable", lambda v: v >= hi, "passed at once"), ("answerable", lambda v: v < lo, "refused at once"),
                               ("absent", lambda v: v >= hi, "passed at once"), ("ooc", lambda v: v >= hi, "passed"),
                               ("near_ooc", lambda v: v >= hi, "passed"), ("fit_answerable", lambda v: v >= hi, "passed at once"),
@@ -99,9 +127,13 @@ def main(argv=None):
         else: paths, qs = (load_demo_corpus() if GROUPS[group] is None else [SHARED / "corpus" / "legalize-kr" / f"{n}.md" for n in GROUPS[group]]), questions(group)
         p = Pipeline(qdrant_path=":memory:", trace_enabled=False)
         t = time.perf_counter(); p.index(paths, progress=False)
+        t_index = time.perf_counter() - t
         off, on = best_scores(p, qs, False), best_scores(p, qs, True)
-        print(f"## {group}: {p.store.count()} chunks indexed in {time.perf_counter() - t:.0f} s, {len(qs)} questions", file=sys.stderr)
-        rows += [{"group": group, "kind": k, "question": q, "off": a, "on": b} for (k, q), a, b in zip(qs, off, on)]
+        cal, _ = p.fit_gate(save=False)       # no labels: the pass line above every unanswerable probe (query-level adjustment on)
+        print(f"## {group}: {p.store.count()} chunks indexed in {t_index:.0f} s, {len(qs)} questions; gate fitted on probes in "
+              f"{cal.seconds:.0f} s: pass ≥ {cal.pass_threshold:.3f}, refuse < {cal.abort_threshold:.3f}", file=sys.stderr)
+        fit = {"fit_pass": cal.pass_threshold, "fit_abort": cal.abort_threshold, "fit_seconds": cal.seconds, "chunks": p.store.count(), "index_seconds": round(t_index, 1)}
+        rows += [{"group": group, "kind": k, "question": q, "off": a, "on": b, "rescue": rescue_score(p, q, b), **fit} for (k, q), a, b in zip(qs, off, on)]
     if args.json: Path(args.json).write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
     report(rows)
     return 0

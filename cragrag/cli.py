@@ -9,8 +9,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['COMMANDS', 'STORE_ARGS', 'GOLDEN_ARGS', 'SAMPLE_QUESTIONS', 'arg', 'command', 'build_parser', 'main', 'cmd_chunks',
-           'cmd_config', 'cmd_index', 'print_sources', 'print_answer', 'cmd_search', 'cmd_ask', 'cmd_trace_summary',
-           'cmd_eval', 'cmd_calibrate', 'cmd_demo', 'cmd_serve', 'cmd_keys', 'cmd_docs']
+           'cmd_config', 'cmd_index', 'fit_after_index', 'fit_line', 'print_sources', 'print_answer', 'cmd_search',
+           'cmd_ask', 'cmd_trace_summary', 'cmd_eval', 'cmd_calibrate', 'cmd_demo', 'cmd_serve', 'cmd_keys', 'cmd_docs']
 
 # %% ../nbs/90_cli.ipynb #51d56c7a
 COMMANDS: dict[str, tuple] = {}   # name → (help, args, function), in `cragrag --help` order
@@ -114,6 +114,7 @@ def _claim(p, recreate: bool) -> None:
          arg("--recreate", action="store_true", help="drop the collection first"),
          arg("--payload", action="append", metavar="FIELD=VALUE", help="extra payload on every chunk, e.g. tenant=team-a"),
          arg("--strict", action="store_true", help="stop at the first file that cannot be read (default: skip it with a warning)"),
+         arg("--no-fit-gate", action="store_true", help="keep the gate's thresholds as they are (default: fit them on probes made from your documents)"),
          arg("--quiet", action="store_true", help="no progress bar"), *STORE_ARGS)
 def cmd_index(args) -> int:
     "Index files and folders (or the demo corpus with --demo)."
@@ -129,7 +130,28 @@ def cmd_index(args) -> int:
         if docs == []: raise ValueError(f"no file in {' '.join(args.paths)} could be loaded; nothing indexed")
         rep = p.index(docs, payload=payload, recreate=args.recreate, progress=not args.quiet)
         print(f"{rep}\ncollection {p.settings.collection!r} now holds {p.store.count()} chunks")
+        if not args.demo and not args.no_fit_gate: fit_after_index(p)   # the demo corpus keeps the thresholds its labelled questions chose
     return 0
+
+def fit_after_index(p, say=print) -> None:
+    "After indexing a user's documents: fit the gate on probes unless thresholds from labelled questions are recorded; one line on what the gate uses."
+    if p.tenant is not None: return say("gate: a tenant's answers use the configured thresholds (a line fitted on the collection would depend on other tenants' chunks)")
+    rec = (p.store.record() or {}).get("calibration") or {}
+    if rec.get("source") == "labels":
+        return say(f"gate: keeping the thresholds fitted on your labelled questions (pass ≥ {rec['pass_threshold']:.3g}, "
+                   f"refuse < {rec['abort_threshold']:.3g}); run cragrag calibrate again after large changes")
+    from cragrag.decide.calibration import MIN_ANSWERABLE_PROBES
+    cal, _ = p.fit_gate()
+    if cal.n_pos < MIN_ANSWERABLE_PROBES:
+        return say(f"gate: not fitted, too few titled articles to ask about ({cal.n_pos} answerable probes); "
+                   f"the thresholds stay {p.gate_settings.crag_score_threshold:.3g} / {p.gate_settings.crag_abort_threshold:.3g}")
+    say(fit_line(cal) + ("" if p.gate_source == "probes" else "; not used: your settings set the thresholds"))
+
+def fit_line(cal) -> str:
+    "One line on a gate fitted on probes."
+    return (f"gate fitted on {cal.n_pos + cal.n_neg} probes ({cal.n_pos} from the indexed articles, {cal.n_neg} unanswerable) "
+            f"in {cal.seconds:.0f} s: pass ≥ {cal.pass_threshold:.3g}, refuse < {cal.abort_threshold:.3g}, AUC "
+            + ("–" if cal.auc != cal.auc else f"{cal.auc:.2f}") + f"; {cal.chunks} chunks")
 
 # %% ../nbs/90_cli.ipynb #a18bf19c
 def _where(s) -> str:
@@ -261,7 +283,7 @@ GOLDEN_ARGS = (arg("--golden", action="append", help="golden set, JSONL; repeat 
                arg("--split", help="only questions of this split (dev / heldout)"),
                arg("--docs", nargs="*", help="index these files or folders first"))
 
-def _golden_pipeline(args):
+def _golden_pipeline(args, fit: bool = False):
     "The questions and the pipeline of `eval` / `calibrate`, indexing what they need first."
     from cragrag.evaluate.eval import bundled_golden, load_golden
     from cragrag.indexing.build import collection_info
@@ -269,7 +291,9 @@ def _golden_pipeline(args):
         q.model_copy(update={"id": f"{Path(g).stem}:{q.id}" if len(args.golden) > 1 else q.id})   # ids stay unique across files
         for g in args.golden for q in load_golden(g, args.field, args.split)]
     p = _pipeline(args)
-    if args.docs: p.index(args.docs, progress=not getattr(args, "quiet", False))
+    if args.docs:
+        p.index(args.docs, progress=not getattr(args, "quiet", False))
+        if fit: fit_after_index(p)           # `eval --docs` measures the gate `cragrag index` would give
     elif collection_info(p.store) is None:
         if args.golden: p.close(); raise LookupError("the index is empty: give --docs FILES_OR_FOLDERS, or run cragrag index first")
         p.index(None, progress=False)
@@ -281,11 +305,24 @@ def _headline(s: dict, k: int = 5) -> list[str]:
     pick = [("retrieval", f"sources@{k}"), ("retrieval", "R@5"), ("retrieval", "MRR"), ("gate", "pass rate (answerable)"), ("gate", "refusal recall"), ("answers", "citation precision")]
     return [f"  {k:<24} {s[g][k]}  (n={s[g][k].n})" for g, k in pick if k in s[g] and s[g][k].n]
 
+def _probe_section(p, report: Path) -> None:
+    "Score the index's probe questions and add them to the report beside the real questions: a plot and the line they fit."
+    from cragrag.decide.calibration import plot_scores
+    cal, (ppos, pneg) = p.fit_gate(save=False)
+    g = p.gate_settings
+    plotted = plot_scores(ppos, pneg, (g.crag_score_threshold, g.crag_abort_threshold), report.parent / "probes.png") is not None
+    with open(report, "a", encoding="utf-8") as f:
+        f.write(f"\n## Probe questions\n\n{cal.n_pos} answerable probes made from the indexed articles and {cal.n_neg} unanswerable ones "
+                f"(AUC {cal.auc:.3f}); the line they fit: pass ≥ {cal.pass_threshold:.3f}, refuse < {cal.abort_threshold:.3f}. The gate used "
+                f"{g.crag_score_threshold:.3g} / {g.crag_abort_threshold:.3g} ({p.gate_source}). Probes are easier than real questions: "
+                "compare the two plots.\n" + ("\n![probes.png](probes.png)\n" if plotted else ""))
+
 @command("eval", "measure retrieval, the CRAG gate, answers and cost on a golden set (report with confidence intervals)",
          *GOLDEN_ARGS, arg("--top-k", type=int, default=5, help="sources per question (default 5)"),
          arg("--no-answers", action="store_true", help="retrieval only: no answer() calls"),
          arg("--crag-ab", action="store_true", help="also run with the CRAG gate off, and compare"),
          arg("--compare", metavar="RUN_JSON", help="a previous run.json to compare with"),
+         arg("--probes", action="store_true", help="also score the probe questions made from the index and plot them beside the real ones (probes.png)"),
          arg("--out", default="cragrag-eval", help="folder for the reports (one subfolder per run)"),
          arg("--quiet", action="store_true", help="no progress bar"), *STORE_ARGS)
 def cmd_eval(args) -> int:
@@ -293,12 +330,13 @@ def cmd_eval(args) -> int:
     from cragrag.evaluate.eval import EvalRun, evaluate, gate_off, summarize, write_report
     from cragrag.decide.calibration import calibration_status
     base = EvalRun.load(args.compare) if args.compare else None
-    qs, p = _golden_pipeline(args)
+    qs, p = _golden_pipeline(args, fit=True)
     with p:
         label = " + ".join(args.golden or ["the demo corpus's golden set"])
         run = evaluate(p, qs, args.top_k, not args.no_answers, label + (f" ({args.split})" if args.split else ""), progress=not args.quiet)
         path = write_report(run, Path(args.out) / run.run_id, base)
         print(f"{len(qs)} questions, {run.chunks} chunks indexed, {run.seconds:.0f}s\n" + "\n".join(_headline(summarize(run), args.top_k)))
+        if args.probes: _probe_section(p, path)
         print(f"report: {path}")
         st = calibration_status(p.store)
         if st and st["stale"]: print(f"cragrag: the index has grown from {st['chunks']} to {st['chunks_now']} chunks since the gate was calibrated: run cragrag calibrate again")
@@ -310,21 +348,21 @@ def cmd_eval(args) -> int:
 
 # %% ../nbs/90_cli.ipynb #be71751b
 def _probe_calibration(args):
-    "`calibrate` on probes made from the index (indexing `--docs` first); prints what it fitted on."
-    from cragrag.decide.calibration import calibrate
-    from cragrag.decide.probes import probe_questions
+    "The gate fitted on probes made from the index (indexing `--docs` first), as `cragrag index` does; prints what it fitted."
     from cragrag.indexing.build import collection_info
     if args.golden: raise ValueError("--probes fits on questions made from the index: leave out --golden (or leave out --probes)")
     with _pipeline(args) as p:
         if args.docs: p.index(args.docs, progress=False)
         if collection_info(p.store) is None: raise LookupError("the index is empty: give --docs FILES_OR_FOLDERS, or run cragrag index first")
-        out = calibrate(p, probe_questions(p.store), args.max_false_pass, args.max_false_abort, source="probes")
-    cal = out[0]
-    print(f"gate fitted on {cal.n_pos + cal.n_neg} probes ({cal.n_pos} from the indexed articles, {cal.n_neg} unanswerable): "
-          f"pass ≥ {cal.pass_threshold:.3g}, refuse < {cal.abort_threshold:.3g}, AUC {cal.auc:.2f}; {cal.chunks} chunks")
-    print("probes are easier than real questions: the pass line is the one to trust; a refuse line this high would refuse real "
-          "answerable questions at once, so check it with your own questions (cragrag calibrate --golden) before using it")
-    return out
+        cal, scores = p.fit_gate()
+    from cragrag.decide.calibration import MIN_ANSWERABLE_PROBES
+    if cal.n_pos < MIN_ANSWERABLE_PROBES:
+        raise ValueError(f"too few titled articles to fit on ({cal.n_pos} answerable probes, {MIN_ANSWERABLE_PROBES} needed): "
+                         "index more documents, or calibrate on your own questions (--golden)")
+    print(fit_line(cal))
+    print("the pass line sits just above the best-scoring unanswerable probe (see the Design section); "
+          "labelled questions (cragrag calibrate --golden) replace it")
+    return cal, scores
 
 @command("calibrate", "choose the CRAG gate's pass/abort thresholds from answerable and unanswerable questions",
          *GOLDEN_ARGS, arg("--max-false-pass", type=float, default=0.05, help="share of unanswerable questions that may pass (default 0.05)"),
@@ -342,15 +380,16 @@ def cmd_calibrate(args) -> int:
         print(f"calibrated {st['created']} on {st.get('source', 'labels')}, {st['chunks']} chunks (now {st['chunks_now']}): pass {st['pass_threshold']}, abort {st['abort_threshold']}"
               + ("\ncragrag: the index has grown since: run cragrag calibrate again" if st["stale"] else ""))
         return 1 if st["stale"] else 0
-    if args.probes: cal, cv, (pos, neg) = _probe_calibration(args)
+    if args.probes: cv, (cal, (pos, neg)) = None, _probe_calibration(args)
     else:
         qs, p = _golden_pipeline(args)
         with p: cal, cv, (pos, neg) = calibrate(p, qs, args.max_false_pass, args.max_false_abort)
         print(f"{cal.n_pos} answerable, {cal.n_neg} unanswerable questions; {cal.chunks} chunks; reranker {cal.reranker}; AUC {cal.auc:.3f}")
     print(f"pass ≥ {cal.pass_threshold:.4g}, refuse < {cal.abort_threshold:.4g}: passes {cal.pass_rate:.1%} of answerable questions at once, "
           f"{cal.false_pass:.1%} of unanswerable ones; refuses {cal.false_abort:.1%} of answerable ones at once")
-    print("held out (5-fold): " + ", ".join(f"{k.replace('_', ' ')} {m:.1%} ± {s:.1%}" for k, (m, s) in cv.items()))
-    print("recorded with the index. To use these thresholds, put in your config file (CRAGRAG_CONFIG):\n  " + "\n  ".join(config_lines(cal)))
+    if cv: print("held out (5-fold): " + ", ".join(f"{k.replace('_', ' ')} {m:.1%} ± {s:.1%}" for k, (m, s) in cv.items()))
+    print("recorded with the index: answers on it use these thresholds from now on, unless your settings set them. "
+          "To pin them elsewhere, put in your config file (CRAGRAG_CONFIG):\n  " + "\n  ".join(config_lines(cal)))
     if args.out:
         out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
         (out / "calibration.json").write_text(json.dumps({**asdict(cal), "cross_validation": cv}, ensure_ascii=False, indent=1), encoding="utf-8")

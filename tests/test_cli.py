@@ -101,3 +101,27 @@ def test_calibrate_on_probes_without_labels(tmp_path):
     assert cal["source"] == "probes" and cal["n_pos"] > 20 and cal["n_neg"] > 50 and 0 < cal["pass_threshold"] <= 1
     r = run("cragrag", "calibrate", "--check", "--qdrant-path", "q", cwd=tmp_path)
     assert r.returncode == 0 and "on probes" in r.stdout, r.stdout
+
+def test_index_fits_the_gate_to_a_users_documents(tmp_path):
+    "`cragrag index` on a user's laws fits the gate on probes and records it; `ask` gates with that line; explicit settings and --no-fit-gate win."
+    import re
+    from importlib.resources import files
+    docs = tmp_path / "my_laws"; docs.mkdir()
+    for name in ("보험사기방지특별법_법률.md", "보험업법_법률.md"):
+        (docs / name).write_text((files("cragrag") / "corpus" / "legalize-kr" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    r = run("cragrag", "index", "my_laws", "--quiet", "--qdrant-path", "q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"gate fitted on (\d+) probes .* pass ≥ ([0-9.]+), refuse < ([0-9.]+), AUC", r.stdout)
+    assert m and int(m[1]) > 100 and 0 < float(m[3]) <= float(m[2]) <= 0.5, r.stdout
+    def gated(q, **env):
+        e = {**os.environ, "CRAGRAG_TRACE_DIR": str(tmp_path / "trace"), **env}
+        out = run("cragrag", "ask", q, "--json", "--qdrant-path", "q", cwd=tmp_path, env=e)
+        assert out.returncode == 0, out.stderr
+        recs = [json.loads(l) for f in sorted((tmp_path / "trace").rglob("*.jsonl")) for l in f.read_text(encoding="utf-8").splitlines()]
+        return json.loads(out.stdout), recs[-1]["settings"]
+    ans, s = gated("보험사기로 보험금을 받으면 어떤 처벌을 받나요?")
+    assert abs(s["crag_score_threshold"] - float(m[2])) < 1e-3 and not ans["is_refusal"], (s, ans["refusal_reason"])
+    _, s = gated("보험사기로 보험금을 받으면 어떤 처벌을 받나요?", CRAGRAG_CRAG_SCORE_THRESHOLD="0.3")
+    assert s["crag_score_threshold"] == 0.3                                   # an explicit threshold wins
+    r = run("cragrag", "calibrate", "--check", "--qdrant-path", "q", cwd=tmp_path)
+    assert r.returncode == 0 and " on probes, " in r.stdout, r.stdout

@@ -82,10 +82,10 @@ class Components:
                  store=None,                            # an open `Store` to use (e.g. one `:memory:` store shared by two pipelines)
                  tenant: str | None = None,             # read and write only this tenant's chunks (see `for_tenant`)
                  **overrides):                          # individual settings, e.g. `qdrant_path=":memory:"`
-        self.settings = (type(settings)(**{**settings.model_dump(), **overrides}) if overrides else settings) if settings else load_settings(**overrides)
+        self.settings = (type(settings)(**{**settings.model_dump(exclude_unset=True), **overrides}) if overrides else settings) if settings else load_settings(**overrides)
         self._lock, self._store, self._parts, self._ctx = threading.RLock(), store, {}, None
         self._rw = ReadWriteLock()            # searches read together; indexing writes alone
-        self._warm, self._titles, self._stages = False, None, None
+        self._warm, self._titles, self._stages, self._gate = False, None, None, None
         self._shared, self._view = False, None  # a tenant view shares its parent's store; its `TenantStore`
         self.tenant = None
         if tenant is not None:
@@ -137,7 +137,7 @@ def for_tenant(self: Components, tenant: str):
     from cragrag.indexing.tenancy import check_tenant
     self.store                                            # open the shared store once, here
     child = object.__new__(type(self)); child.__dict__.update(self.__dict__)
-    child.tenant, child._ctx, child._titles, child._shared, child._view = check_tenant(tenant), None, None, True, None
+    child.tenant, child._ctx, child._titles, child._shared, child._view, child._gate = check_tenant(tenant), None, None, True, None, None
     child.last_timings, child.last_trace = {}, None
     return child
 
@@ -234,7 +234,7 @@ def index(self: Components, paths=None,   # files/folders; None: the bundled dem
         chunks = tenant_chunks(chunks, self.tenant)
     with self._rw.write():
         if recreate: self._recreate()
-        self._ctx, self._titles = None, None
+        self._ctx, self._titles, self._gate = None, None, None
         rep = index_chunks(self.store, chunks, self.embedder, self.sparse_encoder,
                            cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
     _warn_if_grown(self.store)
@@ -327,9 +327,27 @@ def _harmful(self: Components):
 def services(self: Components):
     "What this pipeline's answer stages may use, for one request (`cragrag.answering.stages.Services`)."
     from cragrag.answering.stages import Services
-    return Services(settings=self.settings, llm=self.llm, store=self.store, search=self.search, multi_search=self.multi_search,
+    return Services(settings=self.gate_settings, llm=self.llm, store=self.store, search=self.search, multi_search=self.multi_search,
                     rewriter=self.rewriter, titles=self.indexed_titles, external=lambda: self.external, harmful=self._harmful,
                     tenant=self.tenant)
+
+# %% ../../nbs/answering/80_pipeline.ipynb #a17459ac
+@patch(as_prop=True)
+def gate_settings(self: Components):
+    "`settings` with the gate thresholds this index uses (`cragrag.decide.calibration.gate_thresholds`); a tenant's view uses the settings'."
+    from cragrag.decide.calibration import gate_thresholds
+    if self._gate is None:
+        rec = None if self.tenant is not None else (self.store.record() or {}).get("calibration")   # fitted on every tenant's chunks: not a tenant's
+        hi, lo, src = gate_thresholds(self.settings, rec)
+        self._gate = (self.settings if src in ("settings", "defaults") else
+                      self.settings.model_copy(update={"crag_score_threshold": hi, "crag_abort_threshold": lo}), src)
+    return self._gate[0]
+
+@patch(as_prop=True)
+def gate_source(self: Components) -> str:
+    "Where the gate's thresholds come from: settings | labels | probes | defaults."
+    self.gate_settings
+    return self._gate[1]
 
 # %% ../../nbs/answering/80_pipeline.ipynb #4f5b4c59
 @patch
@@ -374,8 +392,24 @@ class Pipeline(Components):
         with deadline(self.settings.request_deadline_s): run_stages(self.services(), st, self.answer_stages)
         if load_ms: st.timings["load_ms"] = load_ms
         res = answer_response(st, self.llm.name, load_ms)
-        self._record(trace_record(st, res, self.settings))
+        self._record(trace_record(st, res, self.gate_settings))
         return res
+
+# %% ../../nbs/answering/80_pipeline.ipynb #8709ed86
+@patch
+def fit_gate(self: Pipeline,
+             n_articles: int = 60,   # articles sampled for answerable probes
+             save: bool = True):     # record the thresholds with the index (the gate then uses them)
+    "Fit the gate's thresholds on probes made from this index (no labels) and record them (not on an index too small to probe); the `Calibration` and the probes' (answerable, unanswerable) scores."
+    from cragrag.decide.calibration import MIN_ANSWERABLE_PROBES, best_scores, probe_line, save_calibration
+    from cragrag.decide.probes import probe_questions
+    if self.tenant is not None: raise PermissionError("the gate is fitted on the whole collection: fit it from a pipeline without a tenant")
+    t0 = time.perf_counter()
+    pos, neg = best_scores(self, probe_questions(self.store, n_articles))
+    cal = probe_line(pos, neg, self.settings.crag_abort_threshold)
+    cal.chunks, cal.reranker, cal.seconds = self.store.count(), self.settings.reranker, round(time.perf_counter() - t0, 1)
+    if save and cal.n_pos >= MIN_ANSWERABLE_PROBES: save_calibration(self.store, cal); self._gate = None
+    return cal, (pos, neg)
 
 # %% ../../nbs/answering/80_pipeline.ipynb #977c33b3
 class LocalDocumentSource:

@@ -47,6 +47,11 @@ class Settings(BaseSettings):
         "top-1 rerank score that passes the gate; positives measured p10 0.83, so 0.3 leaves a wide margin")
     crag_abort_threshold: float = Field(0.1, ge=0, le=1, description=
         "below this the topic is absent: refuse at once with zero LLM calls (off-corpus queries scored < 0.005)")
+    crag_free_rescue: bool = Field(True, description=
+        "below the abort line, try the offline glossary's rewrite once (no model call); it must pass on its own")
+    gate_from_index: bool = Field(True, description=
+        "use the thresholds recorded with the index (fitted on probes by `cragrag index`, or by `cragrag calibrate`) "
+        "unless the two thresholds above are set explicitly")
     crag_max_retries: int = Field(2, ge=0, le=10, description=
         "rewrite → re-route → re-search rounds for the 0.1–0.3 vocabulary-gap band; each costs ~2–3 s with an LLM")
     # --- [2'] evidence sufficiency (the opt-in answer mode) ----------------------------------

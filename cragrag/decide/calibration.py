@@ -10,8 +10,9 @@ from typing import Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['best_scores', 'auc', 'Calibration', 'choose_thresholds', 'cross_validate', 'save_calibration', 'calibration_status',
-           'calibrate', 'config_lines', 'plot_scores']
+__all__ = ['MIN_ANSWERABLE_PROBES', 'GATE_KEYS', 'best_scores', 'auc', 'Calibration', 'choose_thresholds', 'cross_validate',
+           'probe_line', 'save_calibration', 'calibration_status', 'gate_thresholds', 'calibrate', 'config_lines',
+           'plot_scores']
 
 # %% ../../nbs/decide/88_calibrate.ipynb #85c414c9
 def best_scores(pipeline, questions, top_k: int | None = None) -> tuple[list[float], list[float]]:
@@ -45,6 +46,7 @@ class Calibration:
     max_false_abort: float
     chunks: int = 0           # index size when calibrated
     reranker: str = ""
+    seconds: float = 0.0      # time taken to make and score the probes (probes only)
     source: str = "labels"    # labels (golden questions) | probes (`cragrag.decide.probes`: made from the index, no labels)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
@@ -78,6 +80,20 @@ def cross_validate(pos: Sequence[float], neg: Sequence[float], k: int = 5, **kw)
     a = np.array(rows, float)
     return {name: (float(np.nanmean(a[:, i])), float(np.nanstd(a[:, i]))) for i, name in enumerate(("pass_rate", "false_pass", "false_abort", "refused"))}
 
+# %% ../../nbs/decide/88_calibrate.ipynb #fa2fb7b7
+MIN_ANSWERABLE_PROBES = 20   # fewer answerable probes than this (a handful of untitled chunks): too little to fit on; the defaults stay
+
+def probe_line(pos: Sequence[float], neg: Sequence[float],   # best scores of the answerable / unanswerable probes
+               abort_threshold: float = 0.1,                   # the configured refuse line (kept, or lowered to the pass line)
+               cap: float = 0.5) -> Calibration:               # the pass line never rises above this
+    "Gate thresholds from probe scores, no labels: pass above the best-scoring unanswerable probe, refuse below `abort_threshold`."
+    if not len(neg): raise ValueError("probing needs unanswerable probes (the bundled pool): is the package data missing?")   # answerable ones only report
+    t_pass = float(min(cap, round(max(neg) + 1e-4, 4)))   # just above the best unanswerable probe
+    t_abort = float(min(abort_threshold, t_pass))
+    return Calibration(t_pass, t_abort, _rate(pos, lambda x: x >= t_pass), _rate(neg, lambda x: x >= t_pass),
+                       _rate(pos, lambda x: x < t_abort), _rate(neg, lambda x: x < t_abort), auc(pos, neg), len(pos), len(neg),
+                       0.0, float("nan"), source="probes")
+
 # %% ../../nbs/decide/88_calibrate.ipynb #bf6c3f6b
 def save_calibration(store, cal: Calibration) -> None:
     "Record `cal` in the store's model record (the index it was measured on)."
@@ -91,6 +107,19 @@ def calibration_status(store, growth: float = 1.25) -> dict | None:
     if not cal: return None
     now = store.count()
     return {**cal, "chunks_now": now, "stale": now > growth * max(cal.get("chunks", 0), 1)}
+
+# %% ../../nbs/decide/88_calibrate.ipynb #0a3b8e9d
+GATE_KEYS = ("crag_score_threshold", "crag_abort_threshold")
+
+def gate_thresholds(settings,                  # `Settings`: its thresholds, `gate_from_index`, and which fields were set explicitly
+                    calibration: dict | None,  # the index's recorded calibration (`store.record()["calibration"]`), or None
+                    ) -> tuple[float, float, str]:
+    "The gate's (pass, abort) thresholds and where they come from: settings | labels | probes | defaults."
+    explicit = set(GATE_KEYS) & settings.model_fields_set
+    hi, lo = settings.crag_score_threshold, settings.crag_abort_threshold
+    if explicit or not calibration or not getattr(settings, "gate_from_index", True):
+        return hi, lo, "settings" if explicit else "defaults"
+    return float(calibration["pass_threshold"]), float(calibration["abort_threshold"]), calibration.get("source", "labels")
 
 # %% ../../nbs/decide/88_calibrate.ipynb #429145be
 def calibrate(pipeline, questions, max_false_pass: float = 0.05, max_false_abort: float = 0.05, k: int = 5,

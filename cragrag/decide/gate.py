@@ -16,7 +16,8 @@ from ..models.prompts import rewrite_messages
 
 # %% auto #0
 __all__ = ['REFUSAL_ANSWER', 'GateDecision', 'GateResult', 'top_score', 'evaluate_retrieval', 'GlossaryRewriter', 'clean_rewrite',
-           'LLMRewriter', 'make_rewriter', 'Attempt', 'CragOutcome', 'make_attempt', 'next_query', 'run_crag']
+           'LLMRewriter', 'make_rewriter', 'Attempt', 'CragOutcome', 'make_attempt', 'next_query', 'free_rescue',
+           'run_crag']
 
 # %% ../../nbs/decide/30_crag.ipynb #90a21c11
 REFUSAL_ANSWER = "관련 내용을 찾지 못했습니다."
@@ -52,6 +53,7 @@ def evaluate_retrieval(sources: Sequence[Source], settings) -> GateResult:
 class GlossaryRewriter:
     "Offline rewriter: colloquial words → statutory terms from an editable glossary, matched on Kiwi morphemes."
     name = "glossary"
+    calls_model = False   # free: tried once even below the abort line (`free_rescue`)
     def __init__(self, path: str | Path | None = None): # glossary TSV (default: the bundled `data/glossary.tsv`)
         self.entries = load_glossary(path)
     def rewrite(self, question: str, tried: Sequence[str] = (), *, log: CallLog | None = None) -> str | None:
@@ -71,6 +73,7 @@ def clean_rewrite(text: str) -> str | None:
 class LLMRewriter:
     "The LLM rewrite (`REWRITE_PROMPT`), told every query already tried."
     name = "llm"
+    calls_model = True
     def __init__(self, llm): self.llm = llm # any cragrag LLM with `can_complete` (an `OpenAICompatibleLLM`)
     def rewrite(self, question: str, tried: Sequence[str] = (), *, log: CallLog | None = None) -> str | None:
         "One statute-vocabulary search query; raises `LLMError` when the model fails."
@@ -140,6 +143,13 @@ def next_query(out: CragOutcome, rewriter, settings, log: CallLog | None = None)
     elif _norm(new) in {_norm(q) for q in out.tried}: out.refusal_reason = "no_progress"
     return None if out.refusal_reason else new
 
+# %% ../../nbs/decide/30_crag.ipynb #e0be8a4d
+def free_rescue(out: CragOutcome, rewriter, settings, log: CallLog | None = None) -> str | None:
+    "Below the abort line: the rewrite of a rewriter that calls no model (the glossary), to try once; None when there is none."
+    if out.final.gate.reason != "no_topic" or not settings.crag_free_rescue or getattr(rewriter, "calls_model", True): return None
+    new = rewriter.rewrite(out.question, out.tried, log=log)
+    return new if new and _norm(new) not in {_norm(q) for q in out.tried} else None
+
 # %% ../../nbs/decide/30_crag.ipynb #df6e3ecf
 def run_crag(question: str,                                        # the user's question (validated)
              search: Callable[[str, RouteResult], list[Source]], # search + rerank one query under a route
@@ -150,7 +160,12 @@ def run_crag(question: str,                                        # the user's 
     "Stage [2]: search, gate, and the bounded rewrite → re-route → re-search loop."
     if route is None: from cragrag.retrieval.routing import classify_query as route
     out = CragOutcome(question, [make_attempt(question, search, route, settings)], rewriter=getattr(rewriter, "name", None))
-    if out.final.gate.decision == GateDecision.REFUSE: out.refusal_reason = out.final.gate.reason; return out
+    if out.final.gate.decision == GateDecision.REFUSE:
+        out.refusal_reason = out.final.gate.reason
+        if (q := free_rescue(out, rewriter, settings, log)):   # one free rewrite; it must pass on its own
+            out.attempts.append(make_attempt(q, search, route, settings))
+            out.refusal_reason = None if out.final.gate.decision == GateDecision.PASS else "no_topic"
+        return out
     while out.final.gate.decision != GateDecision.PASS and (q := next_query(out, rewriter, settings, log)):
         out.attempts.append(make_attempt(q, search, route, settings))
     return out

@@ -250,8 +250,9 @@ def evaluate(pipeline, questions: Sequence[GoldenQuestion],
         if bar: bar.update(1)
     if bar: bar.close()
     ch, n = corpus_hash(pipeline.store)
-    keep = {k_: v for k_, v in pipeline.settings.model_dump(mode="json").items() if k_ not in _NOT_RESULTS}
-    return EvalRun(results, k, golden, settings_hash=settings_hash(pipeline.settings), corpus_hash=ch, chunks=n,
+    used = getattr(pipeline, "gate_settings", pipeline.settings)   # with the gate thresholds the index gave (fitted or calibrated)
+    keep = {k_: v for k_, v in used.model_dump(mode="json").items() if k_ not in _NOT_RESULTS}
+    return EvalRun(results, k, golden, settings_hash=settings_hash(used), corpus_hash=ch, chunks=n,
                    settings=keep, seconds=round(time.perf_counter() - t0, 1))
 
 # %% ../../nbs/evaluate/87_eval.ipynb #b46888d1
