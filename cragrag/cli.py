@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #3f64e1b6
 from __future__ import annotations
-import argparse, json, sys, time, warnings
+import argparse, json, math, sys, time, warnings
 from pathlib import Path
 
 # %% auto #0
@@ -133,25 +133,25 @@ def cmd_index(args) -> int:
         if not args.demo and not args.no_fit_gate: fit_after_index(p)   # the demo corpus keeps the thresholds its labelled questions chose
     return 0
 
-def fit_after_index(p, say=print) -> None:
-    "After indexing a user's documents: fit the gate on probes unless thresholds from labelled questions are recorded; one line on what the gate uses."
+def fit_after_index(p, say=print):
+    "After indexing a user's documents: fit the gate on probes unless thresholds from labelled questions are recorded; one line on what the gate uses. The fit (`Pipeline.fit_gate`'s calibration and probe scores), None when none was made."
     if p.tenant is not None: return say("gate: a tenant's answers use the configured thresholds (a line fitted on the collection would depend on other tenants' chunks)")
     rec = (p.store.record() or {}).get("calibration") or {}
     if rec.get("source") == "labels":
         return say(f"gate: keeping the thresholds fitted on your labelled questions (pass ≥ {rec['pass_threshold']:.3g}, "
                    f"refuse < {rec['abort_threshold']:.3g}); run cragrag calibrate again after large changes")
-    from cragrag.decide.calibration import MIN_ANSWERABLE_PROBES
-    cal, _ = p.fit_gate()
-    if cal.n_pos < MIN_ANSWERABLE_PROBES:
-        return say(f"gate: not fitted, too few titled articles to ask about ({cal.n_pos} answerable probes); "
-                   f"the thresholds stay {p.gate_settings.crag_score_threshold:.3g} / {p.gate_settings.crag_abort_threshold:.3g}")
-    say(fit_line(cal) + ("" if p.gate_source == "probes" else "; not used: your settings set the thresholds"))
+    cal, scores = fit = p.fit_gate()
+    if cal.too_few_probes:
+        say(f"gate: not fitted, too few titled articles to ask about ({cal.n_pos} answerable probes); "
+            f"the thresholds stay {p.gate_settings.crag_score_threshold:.3g} / {p.gate_settings.crag_abort_threshold:.3g}")
+    else: say(fit_line(cal) + ("" if p.gate_source == "probes" else "; not used: your settings set the thresholds"))
+    return fit
 
 def fit_line(cal) -> str:
     "One line on a gate fitted on probes."
     return (f"gate fitted on {cal.n_pos + cal.n_neg} probes ({cal.n_pos} from the indexed articles, {cal.n_neg} unanswerable) "
             f"in {cal.seconds:.0f} s: pass ≥ {cal.pass_threshold:.3g}, refuse < {cal.abort_threshold:.3g}, AUC "
-            + ("–" if cal.auc != cal.auc else f"{cal.auc:.2f}") + f"; {cal.chunks} chunks")
+            + ("–" if math.isnan(cal.auc) else f"{cal.auc:.2f}") + f"; {cal.chunks} chunks")
 
 # %% ../nbs/90_cli.ipynb #a18bf19c
 def _where(s) -> str:
@@ -284,20 +284,20 @@ GOLDEN_ARGS = (arg("--golden", action="append", help="golden set, JSONL; repeat 
                arg("--docs", nargs="*", help="index these files or folders first"))
 
 def _golden_pipeline(args, fit: bool = False):
-    "The questions and the pipeline of `eval` / `calibrate`, indexing what they need first."
+    "The questions and the pipeline of `eval` / `calibrate`, indexing what they need first, and the gate's fit on probes when `fit` asked for one (else None)."
     from cragrag.evaluate.eval import bundled_golden, load_golden
     from cragrag.indexing.build import collection_info
     qs = bundled_golden(args.split) if not args.golden else [
         q.model_copy(update={"id": f"{Path(g).stem}:{q.id}" if len(args.golden) > 1 else q.id})   # ids stay unique across files
         for g in args.golden for q in load_golden(g, args.field, args.split)]
-    p = _pipeline(args)
+    p, fitted = _pipeline(args), None
     if args.docs:
         p.index(args.docs, progress=not getattr(args, "quiet", False))
-        if fit: fit_after_index(p)           # `eval --docs` measures the gate `cragrag index` would give
+        if fit: fitted = fit_after_index(p)   # `eval --docs` measures the gate `cragrag index` would give
     elif collection_info(p.store) is None:
         if args.golden: p.close(); raise LookupError("the index is empty: give --docs FILES_OR_FOLDERS, or run cragrag index first")
         p.index(None, progress=False)
-    return qs, p
+    return qs, p, fitted
 
 # %% ../nbs/90_cli.ipynb #58b7aa45
 def _headline(s: dict, k: int = 5) -> list[str]:
@@ -305,10 +305,10 @@ def _headline(s: dict, k: int = 5) -> list[str]:
     pick = [("retrieval", f"sources@{k}"), ("retrieval", "R@5"), ("retrieval", "MRR"), ("gate", "pass rate (answerable)"), ("gate", "refusal recall"), ("answers", "citation precision")]
     return [f"  {k:<24} {s[g][k]}  (n={s[g][k].n})" for g, k in pick if k in s[g] and s[g][k].n]
 
-def _probe_section(p, report: Path) -> None:
-    "Score the index's probe questions and add them to the report beside the real questions: a plot and the line they fit."
+def _probe_section(p, report: Path, fitted=None) -> None:
+    "Add the index's probe questions to the report beside the real questions: a plot and the line they fit (`fitted`: a fit already made, else the probes are scored now)."
     from cragrag.decide.calibration import plot_scores
-    cal, (ppos, pneg) = p.fit_gate(save=False)
+    cal, (ppos, pneg) = fitted or p.fit_gate(save=False)
     g = p.gate_settings
     plotted = plot_scores(ppos, pneg, (g.crag_score_threshold, g.crag_abort_threshold), report.parent / "probes.png") is not None
     with open(report, "a", encoding="utf-8") as f:
@@ -330,13 +330,13 @@ def cmd_eval(args) -> int:
     from cragrag.evaluate.eval import EvalRun, evaluate, gate_off, summarize, write_report
     from cragrag.decide.calibration import calibration_status
     base = EvalRun.load(args.compare) if args.compare else None
-    qs, p = _golden_pipeline(args, fit=True)
+    qs, p, fitted = _golden_pipeline(args, fit=True)
     with p:
         label = " + ".join(args.golden or ["the demo corpus's golden set"])
         run = evaluate(p, qs, args.top_k, not args.no_answers, label + (f" ({args.split})" if args.split else ""), progress=not args.quiet)
         path = write_report(run, Path(args.out) / run.run_id, base)
         print(f"{len(qs)} questions, {run.chunks} chunks indexed, {run.seconds:.0f}s\n" + "\n".join(_headline(summarize(run), args.top_k)))
-        if args.probes: _probe_section(p, path)
+        if args.probes: _probe_section(p, path, fitted)
         print(f"report: {path}")
         st = calibration_status(p.store)
         if st and st["stale"]: print(f"cragrag: the index has grown from {st['chunks']} to {st['chunks_now']} chunks since the gate was calibrated: run cragrag calibrate again")
@@ -356,7 +356,7 @@ def _probe_calibration(args):
         if collection_info(p.store) is None: raise LookupError("the index is empty: give --docs FILES_OR_FOLDERS, or run cragrag index first")
         cal, scores = p.fit_gate()
     from cragrag.decide.calibration import MIN_ANSWERABLE_PROBES
-    if cal.n_pos < MIN_ANSWERABLE_PROBES:
+    if cal.too_few_probes:
         raise ValueError(f"too few titled articles to fit on ({cal.n_pos} answerable probes, {MIN_ANSWERABLE_PROBES} needed): "
                          "index more documents, or calibrate on your own questions (--golden)")
     print(fit_line(cal))
@@ -382,7 +382,7 @@ def cmd_calibrate(args) -> int:
         return 1 if st["stale"] else 0
     if args.probes: cv, (cal, (pos, neg)) = None, _probe_calibration(args)
     else:
-        qs, p = _golden_pipeline(args)
+        qs, p, _ = _golden_pipeline(args)
         with p: cal, cv, (pos, neg) = calibrate(p, qs, args.max_false_pass, args.max_false_abort)
         print(f"{cal.n_pos} answerable, {cal.n_neg} unanswerable questions; {cal.chunks} chunks; reranker {cal.reranker}; AUC {cal.auc:.3f}")
     print(f"pass ≥ {cal.pass_threshold:.4g}, refuse < {cal.abort_threshold:.4g}: passes {cal.pass_rate:.1%} of answerable questions at once, "

@@ -1,6 +1,6 @@
 """End-to-end answer(): the CLI in fresh processes, `cragrag serve` + POST /answer driving an OpenAI-compatible server over
 real HTTP, every LLM failure degrading to a refusal, traces and trace-summary, and a property test over arbitrary text."""
-import json, os, shutil, socket, subprocess, time
+import json, os, re, shutil, socket, subprocess, time
 import httpx, pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from cragrag.decide.gate import REFUSAL_ANSWER
@@ -126,6 +126,17 @@ def offline(demo_store):
     with Pipeline(qdrant_path=demo_store / "qdrant3", trace_enabled=False) as p:
         p.index(progress=False)
         yield p
+
+def test_citations_point_at_the_articles_they_name(offline):
+    "A citation points at chunks of the article it names: not at chunks that merely hold the same number, nor at the articles a quoted 호 refers to."
+    for q in ["보험사기로 보험금을 받으면 몇 년 징역이에요?", "보험계약은 언제 성립하나요?", "보험금 청구권 소멸시효는 몇 년인가요?",
+              "설계사가 보험 들면 현금 준다는데 이거 받으면 처벌은 어떻게 되나요?"]:
+        res = offline.answer(q)
+        assert not res.is_refusal and res.citations, q
+        art = {s.chunk_id: s.metadata.get("article_id") for s in res.sources}
+        for c in res.citations:
+            named = {m[0] for r in c.refs if (m := re.search(r"제\d+(?:-\d+)?조(?:의\d+)?", r))}
+            assert named and {art[i] for i in c.supported_by_chunks} <= named, (q, c)
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.sampled_from(list("보험계약해지부활청구금원일년제조항①②「」（）()[]%.,?! 0123456789가나다abc\n\t")), min_size=1, max_size=120))

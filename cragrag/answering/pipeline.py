@@ -401,14 +401,14 @@ def fit_gate(self: Pipeline,
              n_articles: int = 60,   # articles sampled for answerable probes
              save: bool = True):     # record the thresholds with the index (the gate then uses them)
     "Fit the gate's thresholds on probes made from this index (no labels) and record them (not on an index too small to probe); the `Calibration` and the probes' (answerable, unanswerable) scores."
-    from cragrag.decide.calibration import MIN_ANSWERABLE_PROBES, best_scores, probe_line, save_calibration
+    from cragrag.decide.calibration import best_scores, probe_line, save_calibration
     from cragrag.decide.probes import probe_questions
     if self.tenant is not None: raise PermissionError("the gate is fitted on the whole collection: fit it from a pipeline without a tenant")
     t0 = time.perf_counter()
     pos, neg = best_scores(self, probe_questions(self.store, n_articles))
     cal = probe_line(pos, neg, self.settings.crag_abort_threshold)
     cal.chunks, cal.reranker, cal.seconds = self.store.count(), self.settings.reranker, round(time.perf_counter() - t0, 1)
-    if save and cal.n_pos >= MIN_ANSWERABLE_PROBES: save_calibration(self.store, cal); self._gate = None
+    if save and not cal.too_few_probes: save_calibration(self.store, cal); self._gate = None
     return cal, (pos, neg)
 
 # %% ../../nbs/answering/80_pipeline.ipynb #977c33b3

@@ -279,7 +279,8 @@ def lookup_context(svc: Services, st: AnswerState, sources: list[Source]) -> tup
     "The context to answer again from when a 미확인 answer's context lacked the value, and the search that found it: the 정의 article of an asked definition added, or only the rules each followed by the 벌칙 / 과태료 article citing them; None when there is nothing to look up."
     asked, have = asked_slot(st.query), {x.chunk_id for x in sources}
     if dq := definition_query(asked):
-        more = [x for x in svc.search(dq, classify_query(dq), 3, st.filters) if x.chunk_id not in have]   # with their context: a 정의 article's 호 are siblings of its lead
+        found = [x for x in svc.search(dq, classify_query(dq), 10, st.filters) if x.chunk_id not in have]
+        more = [x for x in found if slot_values(x.content, asked)] or found[:3]   # the chunks that define it ("X"란 … 말한다), wherever they rank
         return (sources[:1] + more + sources[1:], None) if more else None
     if asked.slot != "penalty": return None
     ctx = list({x.chunk_id: x for x in _penalties(svc, st, asked, sources)}.values())   # the sanction may have been in the context, ranked below the rule

@@ -18,8 +18,8 @@ from ..text.korean import mark_range
 # %% auto #0
 __all__ = ['UNTRUSTED_FINDING', 'UNTRUSTED_LEVEL', 'VIA_KO', 'Claim', 'decompose_claims', 'ContextChunk', 'parse_chunk',
            'parse_context', 'Finding', 'check_article_refs', 'check_appendix_refs', 'check_numbers', 'context_text',
-           'check_meaning', 'check_claim', 'UntrustedEvidence', 'evidence_risks', 'check_untrusted', 'ClaimRecord',
-           'groundedness', 'VerificationResult', 'verify_answer']
+           'check_meaning', 'check_claim', 'UntrustedEvidence', 'evidence_risks', 'check_untrusted', 'cited_refs',
+           'citation_chunks', 'ClaimRecord', 'groundedness', 'VerificationResult', 'verify_answer']
 
 # %% ../../nbs/check/40_verify.ipynb #ec6fa058
 @dataclass
@@ -60,6 +60,7 @@ class ContextChunk:
     mentioned: tuple[ArticleRef, ...]
     appendix: frozenset[AppendixRef]
     facts: frozenset[tuple]          # (kind, value) of every numeric fact, endpoints of ranges included
+    text: str = field(default="", repr=False, compare=False)   # the chunk's text (which chunk a quote comes from)
 
 # %% ../../nbs/check/40_verify.ipynb #e6153055
 def _meta_range(s: str | None) -> set[int]:
@@ -89,7 +90,7 @@ def parse_chunk(chunk_id: str, text: str, law: str | None, article: str | None, 
     app = set(apps)
     if article and article.startswith("별표"): app.add(AppendixRef("별표", article[2:]))
     return ContextChunk(chunk_id, law_norm(law), article, frozenset(paras or ({1} if article else set())), frozenset(items),
-                        tuple(arts), frozenset(app), frozenset(_fact_keys(facts)))
+                        tuple(arts), frozenset(app), frozenset(_fact_keys(facts)), text)
 
 # %% ../../nbs/check/40_verify.ipynb #f2e898ab
 def _chunk_fields(i: int, c) -> tuple[str, str, dict]:
@@ -272,6 +273,31 @@ def check_untrusted(claims: Sequence[Claim], ctx: list[ContextChunk], risky: dic
             if via := _reliance(cl, c, text, clean_keys): out[c.chunk_id] = UntrustedEvidence(c.chunk_id, risk, via, cl.text, patterns)
     return list(out.values())
 
+# %% ../../nbs/check/40_verify.ipynb #897ae06e
+_QUOTED = re.compile(r"“[^”]*”|‘[^’]*’|\"[^\"\n]*\"|^\s*>.*$", re.M)   # quoted text: curly, single or ASCII pairs, a `>` line
+
+def cited_refs(claim: str) -> tuple[list[ArticleRef], list[AppendixRef]]:
+    "The article and appendix refs `claim` gives as its own source: those outside the text it quotes."
+    arts, apps, _ = read_facts(_QUOTED.sub(" ", claim))
+    return arts, apps
+
+def _ref_holders(r: ArticleRef, ctx: list[ContextChunk]) -> list[str]:
+    "The chunks of the article `r` names (those covering its 항 when any does); chunks that mention it when none is it."
+    own = [c for c in ctx if _is_own(r, c)]
+    return [c.chunk_id for c in ([c for c in own if _covers(r, c)] or own or [c for c in ctx if _mentions(r, c)])]
+
+def _holding_quote(claim: str, ids: list[str], ctx: list[ContextChunk]) -> list[str]:
+    "Of `ids`, the chunks holding a quote of `claim` whole; else those sharing a run with it; else all."
+    text = {c.chunk_id: _squash(c.text) for c in ctx}
+    quotes = [q for q in (_squash(m.strip("“”‘’\"> ")) for m in _QUOTED.findall(claim)) if len(q) >= _QUOTE_MIN]
+    whole = [i for i in ids if any(q in text[i] for q in quotes)]
+    return whole or [i for i in ids if _shares(_squash(claim), text[i], _QUOTE_MIN)] or ids
+
+def citation_chunks(claim: str, arts: Sequence[ArticleRef], apps: Sequence[AppendixRef], ctx: list[ContextChunk]) -> list[str]:
+    "The chunks a claim's cited refs point at: the article's own chunks (those covering the cited 항 when any does; chunks that mention it when none is it), narrowed to the one holding what the claim quotes (else those sharing a run with it)."
+    ids = [i for r in arts for i in _ref_holders(r, ctx)] + [c.chunk_id for a in apps for c in ctx if a in c.appendix]
+    return _holding_quote(claim, list(dict.fromkeys(ids)), ctx)
+
 # %% ../../nbs/check/40_verify.ipynb #de761d66
 @dataclass
 class ClaimRecord:
@@ -285,19 +311,23 @@ class ClaimRecord:
     verifiable: bool
     supported: bool
     semantic_flag: bool = False
+    cites: list[str] = field(default_factory=list)         # the refs it gives as its source (`cited_refs`)
+    cited_chunks: list[str] = field(default_factory=list)  # the chunks they point at (`citation_chunks`)
 
     @classmethod
-    def of(cls, cl: Claim, f: Finding) -> ClaimRecord:
-        "The record of claim `cl` given what its checks found."
+    def of(cls, cl: Claim, f: Finding, ctx: list[ContextChunk] | None = None) -> ClaimRecord:
+        "The record of claim `cl` given what its checks found (and what it cites, given its context `ctx`)."
         refs = [str(r) for r in cl.article_refs] + [str(a) for a in cl.appendix_refs]
         ok = cl.verifiable and not (f.missing or f.hierarchy or f.numbers or f.contradicts)
+        arts, apps = cited_refs(cl.text) if ctx else ([], [])
         return cls(cl.text, refs, list(dict.fromkeys(f.chunks)) if cl.verifiable else [], f.missing, f.hierarchy, f.numbers,
-                   cl.verifiable, ok, f.contradicts)
+                   cl.verifiable, ok, f.contradicts, [str(r) for r in arts] + [str(a) for a in apps],
+                   citation_chunks(cl.text, arts, apps, ctx) if ctx else [])
 
     @property
     def citation(self) -> Citation | None:
         "The response's citation for this claim: only when it cites refs that some chunk holds."
-        if self.refs and self.supported_by_chunks: return Citation(claim=self.claim, refs=self.refs, supported_by_chunks=self.supported_by_chunks)
+        if self.cites and self.cited_chunks: return Citation(claim=self.claim, refs=self.cites, supported_by_chunks=self.cited_chunks)
 
 # %% ../../nbs/check/40_verify.ipynb #a0a2cec5
 def groundedness(records: Iterable[ClaimRecord]) -> float | None:
@@ -356,7 +386,7 @@ def verify_answer(answer: str,                 # the generated answer
     claims, records, warnings, level = decompose_claims(answer), [], [], RiskLevel.PASS
     for cl in claims:
         f = check_claim(cl, ctx, keys, semantic_judge, context)
-        records.append(ClaimRecord.of(cl, f)); warnings += f.warnings; level = max(level, f.level)
+        records.append(ClaimRecord.of(cl, f, ctx)); warnings += f.warnings; level = max(level, f.level)
     untrusted = check_untrusted(claims, ctx, evidence_risks(chunks))
     for u in untrusted: warnings.append(u.warning); level = max(level, u.level)
     citations = [r.citation for r in records if r.citation]

@@ -50,6 +50,11 @@ class Calibration:
     source: str = "labels"    # labels (golden questions) | probes (`cragrag.decide.probes`: made from the index, no labels)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
+    @property
+    def too_few_probes(self) -> bool:
+        "A fit on probes from an index too small to probe (fewer than `MIN_ANSWERABLE_PROBES` answerable ones): not recorded, the defaults stay."
+        return self.source == "probes" and self.n_pos < MIN_ANSWERABLE_PROBES
+
 def _rate(xs, f) -> float: return float(np.mean([f(x) for x in xs])) if len(xs) else float("nan")
 
 # %% ../../nbs/decide/88_calibrate.ipynb #13e6fea4

@@ -375,11 +375,11 @@ def _step(cite: str, unit: str) -> tuple[str, str]:
     return cite + (f" 제{m[1]}호" if m[1] else f" {m[2]}목" if m[2] else ""), unit[m.end():]
 
 def _shape(query: str, query_type: QueryType, sel: list[tuple[str, str]]) -> str:
-    "(citation, unit) pairs in the form of `query_type`'s template."
+    "(citation, unit) pairs in the form of `query_type`'s template; every unit in “ ”, since it is quoted (its own references are not the answer's citations)."
     if query_type == QueryType.PROCEDURE:
-        return "\n".join(f"{i}. {u} (근거: {c})" for i, (c, u) in enumerate((_step(c, u) for c, u in sel), 1))
+        return "\n".join(f"{i}. “{u}” (근거: {c})" for i, (c, u) in enumerate((_step(c, u) for c, u in sel), 1))
     if query_type == QueryType.COMPARISON:
-        return "| 근거 | 내용 |\n|---|---|\n" + "\n".join(f"| {c} | {u.replace('|', '/')} |" for c, u in sel)
+        return "| 근거 | 내용 |\n|---|---|\n" + "\n".join(f"| {c} | “{u.replace('|', '/')}” |" for c, u in sel)
     if query_type == QueryType.INTERPRETATION:
         return (f"쟁점: {query}\n규정:\n" + "\n".join(f"- {c}: “{u}”" for c, u in sel)
                 + "\n적용·결론: 위 규정의 문언에 따릅니다. (추출형 생성기: 컨텍스트 문장만 옮기고 해석을 덧붙이지 않습니다.)")

@@ -78,11 +78,13 @@ def _money(m) -> NumericFact:
 # %% ../../nbs/text/03_numbers.ipynb #ec851b77
 _PCT_RE = re.compile(rf"(?=\d)(?<![\d.,/])(?:(?P<n>{_NUM})\s*(?:%|퍼센트|프로(?!그램|젝트))"
                      r"|(?P<den>\d+)\s*분의\s*(?P<num>\d+(?:\.\d+)?)"
-                     r"|(?P<a>\d+(?:\.\d+)?)\s*/\s*(?P<b>10{2,4})(?![\d./]))")
+                     r"|(?P<a>\d+(?:\.\d+)?)\s*/\s*(?P<b>10{2,4})(?![\d./])"
+                     r"|(?P<pun>\d+(?:\.\d+)?)\s*푼(?!돈))")   # 연 5푼: the older statutes' rate (1푼 = 1%, 민법·상법)
 
 def _percent(m) -> NumericFact | None:
-    "A rate in percent: 10% = 10퍼센트 = 100분의 10 = 100/1000; None for '0분의 1'."
+    "A rate in percent: 10% = 10퍼센트 = 100분의 10 = 100/1000 = 10푼; None for '0분의 1'."
     if m["n"]: v = _num(m["n"])
+    elif m["pun"]: v = float(m["pun"])
     elif m["den"]:
         if not float(m["den"]): return None
         v = float(m["num"]) / float(m["den"]) * 100
@@ -112,7 +114,7 @@ def _count(m) -> NumericFact:
     return NumericFact("count", (u, int(m["n"])), m[0].strip())
 
 # %% ../../nbs/text/03_numbers.ipynb #5653682b
-_UNITS = [(_DATE_RE, _date, ("19", "20")), (_MONEY_RE, _money, ("원",)), (_PCT_RE, _percent, ("%", "퍼센트", "프로", "분의", "/")),
+_UNITS = [(_DATE_RE, _date, ("19", "20")), (_MONEY_RE, _money, ("원",)), (_PCT_RE, _percent, ("%", "퍼센트", "프로", "분의", "/", "푼")),
           (_AGE_RE, _age, ("세",)), (_PERIOD_RE, _period, ()), (_COUNT_RE, _count, ("회", "차례", "건", "명"))]
 
 def number_spans(text: str) -> list[tuple[int, int, NumericFact]]:

@@ -10,8 +10,8 @@ from .korean import AMENDMENT_NOTE, statute_sentences, with_particle
 from .numbers import extract_numeric_facts
 
 # %% auto #0
-__all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'PENALTY_RE', 'UNTIL_RE', 'DEFINED_TERM_RE', 'UNCONFIRMED',
-           'ALL_KINDS', 'Asked', 'asked_slot', 'defines', 'defined_terms', 'slot_values', 'unconfirmed',
+__all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'SLOT_NOUNS', 'PENALTY_RE', 'UNTIL_RE', 'DEFINED_TERM_RE',
+           'UNCONFIRMED', 'ALL_KINDS', 'Asked', 'asked_slot', 'defines', 'defined_terms', 'slot_values', 'unconfirmed',
            'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
@@ -25,6 +25,7 @@ VALUE_SLOTS = frozenset({*SLOT_KINDS, "definition"})   # slots an answer either 
 # %% ../../nbs/text/07_slots.ipynb #ef986ed8
 _DEF_MARK = r"(?:이란|란|이라\s*함은|라\s*함은|이라는\s*(?:게|건|것은?|말은?)|라는\s*(?:게|건|것은?|말은?)|의\s*(?:뜻|정의|의미)(?:은|는|이|가)?)"
 _TOPIC = r"(?:은|는|이|가)?\s*"   # a noun's particle before the question word
+_JUST = r"(?:(?:정확히|정확하게|대체|도대체|구체적으로|딱)\s*)?"   # "모집이 정확히 뭐예요?": an adverb before the question word
 SLOT_RULES = (   # (slot, question form): the first that matches wins; a value slot needs a question word, not only a topic word
     ("penalty", rf"(?:징역|벌금|과태료|처벌|형량|벌칙|법정형|형)(?:형)?{_TOPIC}(?:몇|얼마|어느\s*정도|최대|최고|어떻게\s*되|수준|알려|\??$)"
                 r"|(?:몇|최대|최고)\s*(?:년|개월)?\s*(?:의\s*)?(?:징역|금고|형)|(?:어떤|무슨)\s*(?:처벌|벌)|처벌\s*수위|형량|법정형"),
@@ -36,7 +37,8 @@ SLOT_RULES = (   # (slot, question form): the first that matches wins; a value s
     ("amount", rf"얼마|몇\s*(?:원|만\s*원|억)|(?:금액|한도|액수|상한액|최고액|최저액){_TOPIC}(?:얼마|몇|알려|\??$)"),
     ("lookup", r"제\s*\d+(?:-\d+)?\s*조(?:의\s*\d+)?[^?]{0,12}(?:조문|내용|보여|알려|뭐야|뭔가요|무엇인가요|무슨\s*내용|\??$)|별표\s*\d+\s*(?:보여|알려|\??$)"),
     ("definition", rf"{_DEF_MARK}\s*(?:\S+\s+)?(?:무엇|뭐|뭔|무슨|어떤|어떻게\s*정)|(?:은|는)\s*어떤\s*\S+(?:을|를)\s*말하"
-                   r"|^\S+(?:\s\S+)?(?:은|는|이|가)?\s*(?:무엇|뭐)(?:인가요|예요|이에요|입니까|야|죠|지요)\s*\??$|(?:뜻|정의|의미)(?:가|는|은|이)?\s*(?:뭐|무엇|어떻게)"),
+                   r"|^\S+(?:\s\S+)?(?:은|는|이|가)?\s*(?:무엇|뭐)(?:인가요|예요|이에요|입니까|야|죠|지요)\s*\??$|(?:뜻|정의|의미)(?:가|는|은|이)?\s*(?:뭐|무엇|어떻게)"
+                   rf"|(?:은|는|이|가)\s*{_JUST}(?:무엇|뭐)(?:인가요|예요|이에요|입니까|야|죠|지요|에요|임|일까요)?\s*\??$"),
     ("documents", r"서류|서면|증빙|구비|첨부|(?:무엇|뭘|뭐)을?\s*(?:내야|제출|준비|챙겨)"),
     ("who", r"누가|누구|어느\s*(?:기관|곳|부서|쪽)|주체|어디(?:에|서|로)\s*(?:신고|신청|제출|청구|문의|해야|하나)|어디(?:인가요|입니까|예요|야|지|죠|일까요)"),
     ("procedure", r"절차|방법|어떻게\s*(?:해야|하나|하면|신청|청구|진행|처리)|어떻게\s+\S*(?:하나요|해요|합니까|하죠|해야|하면|받나요|받아요|받죠)|순서|단계"),
@@ -66,17 +68,24 @@ class Asked:
 def _concept(question: str) -> str | None:
     "The defined term of a definition question: the words before 이란 / 이라는 게 / 의 뜻 (quotes and brackets removed)."
     m = (re.search(rf"([^\s,?]+(?:\s[^\s,?]+)?)\s*{_DEF_MARK}", question) or re.search(r"(\S+?)(?:은|는)\s*어떤\s*\S+(?:을|를)\s*말하", question)
-         or re.match(r"^\s*(\S+(?:\s\S+)?)(?:은|는|이|가)?\s*(?:무엇|뭐)", question))
+         or re.match(r"^\s*(\S+(?:\s\S+)?)(?:은|는|이|가)?\s*(?:무엇|뭐)", question)
+         or re.search(rf"(\S+?)(?:은|는|이|가)\s*{_JUST}(?:무엇|뭐)\S*\s*\??$", question))   # "…에서 말하는 모집이 정확히 뭐예요?"
     if not m: return None
     t = re.sub(r"[\"'“”‘’「」『』()\[\]]", "", m[1]).strip()
     t = re.sub(r"(?:은|는|이|가)$", "", t) if len(t) > 2 else t
     return t.split()[-1] if t else None
 
+SLOT_NOUNS = frozenset({"서류", "기한", "기간", "절차", "방법", "순서", "요건", "조건", "차이", "예외", "금액", "한도", "비율",
+                        "내용", "사유", "의무", "대상", "기준", "범위", "사항", "것", "점", "경우", "일"})   # "필요한 서류가 뭐예요?", "지켜야 할 사항은 무엇입니까?": a slot's content, not a term's definition
+
 def asked_slot(question: str) -> Asked:
-    "What `question` asks for (see `SLOT_RULES`)."
+    "What `question` asks for (see `SLOT_RULES`; \"X가 뭐예요?\" is a definition unless X is one of `SLOT_NOUNS`)."
     q = " ".join((question or "").split())
-    slot = next((s for s, rx in _RULES if rx.search(q)), None)
-    return Asked(slot, SLOT_KINDS.get(slot, frozenset()), _concept(q) if slot == "definition" else None)
+    for slot, rx in _RULES:
+        if not rx.search(q): continue
+        if slot != "definition": return Asked(slot, SLOT_KINDS.get(slot, frozenset()))
+        if (c := _concept(q)) not in SLOT_NOUNS: return Asked(slot, frozenset(), c)
+    return Asked(None)
 
 # %% ../../nbs/text/07_slots.ipynb #7adf2e9c
 PENALTY_RE = re.compile(r"(?:무기\s*(?:또는\s*)?)?\d+\s*(?:년|개월)\s*(?:이하|이상)의\s*(?:유기)?(?:징역|금고)(?:형)?|무기(?:징역|금고)"
