@@ -2,3 +2,22 @@ import os
 # A hub model id without this hangs ~46 s before failing on a machine with no hub access.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import time
+import httpx, pytest
+
+def _wait_until_serving(proc, base: str, hang_guard: float = 900.0) -> dict:
+    """/health of a `cragrag serve` started as `proc`, once it answers. It waits as long as the process is alive
+    (loading models takes minutes on a loaded machine); `hang_guard` only stops a server that never opens its port."""
+    end = time.monotonic() + hang_guard
+    while True:
+        try: return httpx.get(f"{base}/health", timeout=5).json()
+        except httpx.TransportError:
+            if proc.poll() is not None: raise AssertionError(f"cragrag serve exited ({proc.returncode}): {proc.stdout.read()}")
+            if time.monotonic() > end: raise AssertionError(f"cragrag serve did not open {base} in {hang_guard:.0f} s")
+            time.sleep(0.5)
+
+@pytest.fixture
+def wait_until_serving():
+    "`wait_until_serving(proc, base)`: /health of a `cragrag serve` subprocess once it answers (no start-time assertion)."
+    return _wait_until_serving

@@ -1,6 +1,6 @@
 """End-to-end answer(): the CLI in fresh processes, `cragrag serve` + POST /answer driving an OpenAI-compatible server over
 real HTTP, every LLM failure degrading to a refusal, traces and trace-summary, and a property test over arbitrary text."""
-import json, os, re, shutil, socket, subprocess, time
+import json, os, re, shutil, socket, subprocess
 import httpx, pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from cragrag.decide.gate import REFUSAL_ANSWER
@@ -91,7 +91,7 @@ def test_rewrite_failure_and_missing_server(llm_pipeline, demo_store):
         a = q.answer("보험계약은 언제 성립하나요?")
         assert (a.is_refusal, a.refusal_reason) == (True, "llm_connection")
 
-def test_answer_over_http_with_a_model(demo_store, tmp_path):
+def test_answer_over_http_with_a_model(demo_store, tmp_path, wait_until_serving):
     "`cragrag serve` configured for an OpenAI-compatible model answers POST /answer over real HTTP."
     q = tmp_path / "qdrant"; shutil.copytree(demo_store / "qdrant", q)
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
@@ -101,12 +101,7 @@ def test_answer_over_http_with_a_model(demo_store, tmp_path):
         proc = subprocess.Popen(["cragrag", "serve", "--port", str(port), "--qdrant-path", str(q)], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            base, deadline = f"http://127.0.0.1:{port}", time.time() + 120
-            while True:
-                try: httpx.get(f"{base}/health", timeout=2); break
-                except httpx.TransportError:
-                    assert proc.poll() is None and time.time() < deadline, proc.stdout.read() if proc.poll() is not None else "server did not start"
-                    time.sleep(0.5)
+            base = f"http://127.0.0.1:{port}"; wait_until_serving(proc, base)
             r = httpx.post(f"{base}/answer", json={"query": "보험증권은 언제 교부해야 하나요?"}, timeout=60).json()
             assert not r["is_refusal"] and r["generator"] == "openai:scripted" and r["sources"]
             # `cragrag serve` loaded the models before it opened the port: no request pays for them (no load_ms)

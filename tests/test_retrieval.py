@@ -86,20 +86,14 @@ def test_article_refs_are_spacing_invariant(n, sub, sp):
     want = f"제{n}조" + (f"의{sub}" if sub else "")
     assert extract_refs(q)[0] == [want] and want in analyze(q)
 
-def test_serve_over_http(store, tmp_path):
+def test_serve_over_http(store, tmp_path, wait_until_serving):
     "`cragrag serve` in its own process answers /health and POST /retrieve over real HTTP."
-    import shutil, socket, time, httpx
+    import shutil, socket, httpx
     q = tmp_path / "qdrant"; shutil.copytree(store / "qdrant", q)   # the server locks its embedded store
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
     proc = subprocess.Popen(["cragrag", "serve", "--port", str(port), "--qdrant-path", str(q)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        base, deadline = f"http://127.0.0.1:{port}", time.time() + 120
-        while True:
-            try:
-                h = httpx.get(f"{base}/health", timeout=2).json(); break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.time() < deadline, proc.stdout.read() if proc.poll() is not None else "server did not start"
-                time.sleep(0.5)
+        base = f"http://127.0.0.1:{port}"; h = wait_until_serving(proc, base)
         assert h["indexed"] and h["points"] == 3
         r = httpx.post(f"{base}/retrieve", json={"query": "제 2 조 보상하는 손해", "top_k": 1}, timeout=60)
         assert r.status_code == 200 and r.json()["sources"][0]["metadata"]["article_id"] == "제2조"

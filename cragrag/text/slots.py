@@ -10,9 +10,9 @@ from .korean import AMENDMENT_NOTE, statute_sentences, with_particle
 from .numbers import extract_numeric_facts
 
 # %% auto #0
-__all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'SLOT_NOUNS', 'PENALTY_RE', 'UNTIL_RE', 'DEFINED_TERM_RE',
-           'UNCONFIRMED', 'ALL_KINDS', 'Asked', 'asked_slot', 'defines', 'defined_terms', 'slot_values', 'unconfirmed',
-           'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
+__all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'SLOT_NOUNS', 'PENALTY_RE', 'UNTIL_RE', 'WAGE_RE',
+           'DEFINED_TERM_RE', 'UNCONFIRMED', 'ALL_KINDS', 'Asked', 'asked_slot', 'defines', 'defined_terms',
+           'slot_values', 'unconfirmed', 'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -91,6 +91,7 @@ def asked_slot(question: str) -> Asked:
 PENALTY_RE = re.compile(r"(?:무기\s*(?:또는\s*)?)?\d+\s*(?:년|개월)\s*(?:이하|이상)의\s*(?:유기)?(?:징역|금고)(?:형)?|무기(?:징역|금고)"
                         r"|\d[\d,]*\s*(?:[천백십]\s*)?(?:[만억]\s*)?원\s*(?:이하|이상)의\s*(?:벌금|과태료)|(?:벌금|과태료)\s*\d[\d,]*\s*(?:[천백십]\s*)?(?:[만억]\s*)?원")
 UNTIL_RE = re.compile(r"[가-힣]+(?:한|된|할|될|는|은)\s*(?:날|때|시점|해)\s*(?:부터|까지|이내에|이내|전까지|전에|후에)")   # a period written as an event
+WAGE_RE = re.compile(r"(?:평균임금|통상임금)(?:의)?\s*[\d,]+일분|[\d,]+일분\s*(?:이상의|의)?\s*(?:평균임금|통상임금)")   # an amount paid in days of wages (a share of a wage is a rate)
 
 _DEFINED_AS = r"[\"'”’」』]?\s*(?:이란|란|이라\s*함은|라\s*함은|의\s*정의)"   # after the defined term
 
@@ -112,8 +113,10 @@ def slot_values(text: str, asked: Asked) -> list[str]:
     if asked.slot == "penalty": return [m[0] for m in PENALTY_RE.finditer(text)]
     if asked.slot == "definition":
         return [s.strip() for s in statute_sentences(text) if defines(s, asked.concept or "")]
+    if asked.slot == "period": text = WAGE_RE.sub(" ", text)   # "평균임금 90일분" is an amount, not a 90-day period
     vals = [f.text for f in extract_numeric_facts(text) if f.kind in asked.kinds]
-    return vals + ([m[0] for m in UNTIL_RE.finditer(text)] if asked.slot == "period" else [])
+    more = UNTIL_RE if asked.slot == "period" else WAGE_RE if asked.slot == "amount" else None
+    return vals + ([m[0] for m in more.finditer(text)] if more else [])
 
 # %% ../../nbs/text/07_slots.ipynb #5c371b41
 UNCONFIRMED = "[미확인]"   # how an answer that does not hold the asked value begins (as the grounded contract's failures do)
