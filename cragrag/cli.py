@@ -140,7 +140,7 @@ def fit_after_index(p, say=print):
     if rec.get("source") == "labels":
         return say(f"gate: keeping the thresholds fitted on your labelled questions (pass ≥ {rec['pass_threshold']:.3g}, "
                    f"refuse < {rec['abort_threshold']:.3g}); run cragrag calibrate again after large changes")
-    cal, scores = fit = p.fit_gate()
+    cal, _ = fit = p.fit_gate()
     if cal.too_few_probes:
         say(f"gate: not fitted, too few titled articles to ask about ({cal.n_pos} answerable probes); "
             f"the thresholds stay {p.gate_settings.crag_score_threshold:.3g} / {p.gate_settings.crag_abort_threshold:.3g}")
