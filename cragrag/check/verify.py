@@ -60,7 +60,7 @@ class ContextChunk:
     mentioned: tuple[ArticleRef, ...]
     appendix: frozenset[AppendixRef]
     facts: frozenset[tuple]          # (kind, value) of every numeric fact, endpoints of ranges included
-    text: str = field(default="", repr=False, compare=False)   # the chunk's text (which chunk a quote comes from)
+    squashed: str = field(default="", repr=False, compare=False)   # its text without whitespace (which chunk a quote comes from)
 
 # %% ../../nbs/check/40_verify.ipynb #e6153055
 def _meta_range(s: str | None) -> set[int]:
@@ -90,7 +90,7 @@ def parse_chunk(chunk_id: str, text: str, law: str | None, article: str | None, 
     app = set(apps)
     if article and article.startswith("별표"): app.add(AppendixRef("별표", article[2:]))
     return ContextChunk(chunk_id, law_norm(law), article, frozenset(paras or ({1} if article else set())), frozenset(items),
-                        tuple(arts), frozenset(app), frozenset(_fact_keys(facts)), text)
+                        tuple(arts), frozenset(app), frozenset(_fact_keys(facts)), "".join(text.split()))
 
 # %% ../../nbs/check/40_verify.ipynb #f2e898ab
 def _chunk_fields(i: int, c) -> tuple[str, str, dict]:
@@ -288,10 +288,10 @@ def _ref_holders(r: ArticleRef, ctx: list[ContextChunk]) -> list[str]:
 
 def _holding_quote(claim: str, ids: list[str], ctx: list[ContextChunk]) -> list[str]:
     "Of `ids`, the chunks holding a quote of `claim` whole; else those sharing a run with it; else all."
-    text = {c.chunk_id: _squash(c.text) for c in ctx}
+    text, said = {c.chunk_id: c.squashed for c in ctx}, _squash(claim)   # squashed once per chunk, when it was parsed
     quotes = [q for q in (_squash(m.strip("“”‘’\"> ")) for m in _QUOTED.findall(claim)) if len(q) >= _QUOTE_MIN]
     whole = [i for i in ids if any(q in text[i] for q in quotes)]
-    return whole or [i for i in ids if _shares(_squash(claim), text[i], _QUOTE_MIN)] or ids
+    return whole or [i for i in ids if _shares(said, text[i], _QUOTE_MIN)] or ids
 
 def citation_chunks(claim: str, arts: Sequence[ArticleRef], apps: Sequence[AppendixRef], ctx: list[ContextChunk]) -> list[str]:
     "The chunks a claim's cited refs point at: the article's own chunks (those covering the cited 항 when any does; chunks that mention it when none is it), narrowed to the one holding what the claim quotes (else those sharing a run with it)."
