@@ -311,11 +311,14 @@ class Selection:
     found: bool | None     # a value-holding unit among the most relevant ones (None: the question asks for no value)
 
 def score_units(query: str, sources: Sequence[Source], search_query: str | None = None,
-                title_weight: float = 1.0) -> tuple[list, list[float]]:   # how much more a unit counts when the question names its whole article title
+                title_weight: float = 1.0,   # how much more a unit counts when the question names its whole article title
+                item_heads: bool = False) -> tuple[list, list[float]]:   # score a 목 with its 호's words too (a value question: the 목 holds the value, the 호 says of what)
     "The context's units (source, unit; bare amendment notes left out) and each one's score: the question's rare terms it holds, the share of its article title the question names, a ranked source's prior on ties."
     units = [(s, u) for s in sources for u in split_units(s.content) if AMENDMENT_NOTE.sub("", u).strip()]   # a bare <개정 …> says nothing
     title = {s.chunk_id: _unit_terms(s.metadata.get("article_title") or "") for s in sources}
     terms = [_unit_terms(u) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units
+    if item_heads: terms = [ts | terms[h[0]] if _level(units[i][1]) == 3 and (h := unit_heads(units, i)) else ts
+                            for i, ts in enumerate(terms)]   # "가. 일반계정: 총자산의 100분의 3" is read with "1. 동일한 개인 … 신용공여" above it
     df = Counter(t for ts in terms for t in ts)
     q = {t for t in analyze(query + " " + (search_query or "")) if t not in STOPWORDS}
     idf = lambda t: math.log(1 + len(units) / df[t])
@@ -334,7 +337,7 @@ def value_units(units: list, scores: list[float], ranked: list[int], asked: Aske
 def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> Selection:
     "The units to quote (terms of `query` and of `search_query`), value-holding ones when the question asks for a value; a 호 with its 항 head, a list head with its items when a list answers."
     asked = asked_slot(query)
-    units, scores = score_units(query, sources, search_query)
+    units, scores = score_units(query, sources, search_query, item_heads=asked.wants_value)
     if not units: return Selection([], asked, False if asked.wants_value else None)
     ranked, n, found = [i for i in sorted(range(len(units)), key=lambda i: (-scores[i], i)) if scores[i] > 0], self.max_units, None
     if asked.wants_value:

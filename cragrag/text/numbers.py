@@ -107,7 +107,7 @@ def _period(m) -> NumericFact:
     return NumericFact("period", (unit, _clean(_num(m["n"]) * k)), m[0].strip())
 
 # %% ../../nbs/text/03_numbers.ipynb #d475c0ba
-_COUNT_RE = re.compile(r"(?<!제)(?<!제\s)(?P<n>\d+)\s*(?P<u>회(?!사|계|의|원|차|기)|차례|건(?!물|강|설|전|축)|명(?!칭|시|의|령|단|부))")
+_COUNT_RE = re.compile(r"(?<!제)(?<!제\s)(?P<n>\d+)\s*(?P<u>회(?!사|계|의|원|차|기)|차례|건(?!물|강|설|전|축)|명(?!칭|시|령|단|부))")   # 9명의 위원 is a count (명의 as 名義 never follows a digit)
 
 def _count(m) -> NumericFact:
     u = "회" if m["u"] in ("회", "차례") else m["u"]

@@ -37,8 +37,8 @@ SLOT_RULES = (   # (slot, question form): the first that matches wins; a value s
     ("amount", rf"얼마|몇\s*(?:원|만\s*원|억)|(?:금액|한도|액수|상한액|최고액|최저액){_TOPIC}(?:얼마|몇|알려|\??$)"),
     ("lookup", r"제\s*\d+(?:-\d+)?\s*조(?:의\s*\d+)?[^?]{0,12}(?:조문|내용|보여|알려|뭐야|뭔가요|무엇인가요|무슨\s*내용|\??$)|별표\s*\d+\s*(?:보여|알려|\??$)"),
     ("definition", rf"{_DEF_MARK}\s*(?:\S+\s+)?(?:무엇|뭐|뭔|무슨|어떤|어떻게\s*정)|(?:은|는)\s*어떤\s*\S+(?:을|를)\s*말하"
-                   r"|^\S+(?:\s\S+)?(?:은|는|이|가)?\s*(?:무엇|뭐)(?:인가요|예요|이에요|입니까|야|죠|지요)\s*\??$|(?:뜻|정의|의미)(?:가|는|은|이)?\s*(?:뭐|무엇|어떻게)"
-                   rf"|(?:은|는|이|가)\s*{_JUST}(?:무엇|뭐)(?:인가요|예요|이에요|입니까|야|죠|지요|에요|임|일까요)?\s*\??$"),
+                   r"|^\S+(?:\s\S+)?(?:은|는|이|가)?\s*(?:무엇|뭐)(?:인가요|예요|이에요|입니까|야|죠|지요)\s*(?:\?|$)|(?:뜻|정의|의미)(?:가|는|은|이)?\s*(?:뭐|무엇|어떻게)"
+                   rf"|(?:은|는|이|가)\s*{_JUST}(?:무엇|뭐)(?:인가요|예요|이에요|입니까|야|죠|지요|에요|임|일까요)?\s*(?:\?|$)"),   # "…뭐임? 차 주인이랑 다른 거야?": the first of two questions
     ("documents", r"서류|서면|증빙|구비|첨부|(?:무엇|뭘|뭐)을?\s*(?:내야|제출|준비|챙겨)"),
     ("who", r"누가|누구|어느\s*(?:기관|곳|부서|쪽)|주체|어디(?:에|서|로)\s*(?:신고|신청|제출|청구|문의|해야|하나)|어디(?:인가요|입니까|예요|야|지|죠|일까요)"),
     ("procedure", r"절차|방법|어떻게\s*(?:해야|하나|하면|신청|청구|진행|처리)|어떻게\s+\S*(?:하나요|해요|합니까|하죠|해야|하면|받나요|받아요|받죠)|순서|단계"),
@@ -69,7 +69,7 @@ def _concept(question: str) -> str | None:
     "The defined term of a definition question: the words before 이란 / 이라는 게 / 의 뜻 (quotes and brackets removed)."
     m = (re.search(rf"([^\s,?]+(?:\s[^\s,?]+)?)\s*{_DEF_MARK}", question) or re.search(r"(\S+?)(?:은|는)\s*어떤\s*\S+(?:을|를)\s*말하", question)
          or re.match(r"^\s*(\S+(?:\s\S+)?)(?:은|는|이|가)?\s*(?:무엇|뭐)", question)
-         or re.search(rf"(\S+?)(?:은|는|이|가)\s*{_JUST}(?:무엇|뭐)\S*\s*\??$", question))   # "…에서 말하는 모집이 정확히 뭐예요?"
+         or re.search(rf"(\S+?)(?:은|는|이|가)\s*{_JUST}(?:무엇|뭐)\S*\s*(?:\?|$)", question))   # "…에서 말하는 모집이 정확히 뭐예요?"
     if not m: return None
     t = re.sub(r"[\"'“”‘’「」『』()\[\]]", "", m[1]).strip()
     t = re.sub(r"(?:은|는|이|가)$", "", t) if len(t) > 2 else t
@@ -131,8 +131,8 @@ def is_unconfirmed(answer: str) -> bool:
     return (answer or "").lstrip().startswith((UNCONFIRMED, "미확인:", "미확인 :"))   # a model may write either
 
 def definition_query(asked: Asked) -> str | None:
-    "A search for the article that defines the asked concept (statutes define their terms in a 정의 article: \"X\"란 …); None unless a definition is asked."
-    return f"{asked.concept} 정의" if asked.slot == "definition" and asked.concept else None
+    "A search for the article that defines the asked concept, written as statutes write a definition (\"X\"이란 … 말한다); None unless a definition is asked."
+    return f'"{asked.concept}"이란 말한다' if asked.slot == "definition" and asked.concept else None
 
 def penalty_query(asked: Asked, article_id: str | None) -> str | None:
     "A search for the 벌칙 or 과태료 article that punishes breaking `article_id` (statutes punish in articles that cite the rule: 제N조를 위반한 자는 …); None unless a penalty is asked."
