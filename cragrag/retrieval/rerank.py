@@ -42,7 +42,7 @@ def _ref_ids(payload: dict) -> set[str]:
 def _article_stats(hits: Sequence[Hit]) -> tuple[Counter, dict]:
     "Per (document, article): how many of the candidates are its chunks, and its best fused rank."
     per_art, best_rank = Counter(h.key for h in hits), {}
-    for h in hits: best_rank.setdefault(h.key, max(h.rank, 1))
+    for h in hits: best_rank[h.key] = min(best_rank.get(h.key, max(h.rank, 1)), max(h.rank, 1))   # the list may lead with the first pass's best (prf_keep)
     return per_art, best_rank
 
 def _term_stats(q_terms: list, docs: list[dict]) -> tuple[dict, float, float]:
