@@ -133,7 +133,7 @@ class Settings(BaseSettings):
         "searched again (meaning questions only; 0 turns it off). Fire dev set: R@5 0.79 vs 0.75 plain RRF")
     prf_weight: float = Field(0.7, ge=0, le=5, description="weight of the feedback centroid added to the query vector")
     prf_keep: int = Field(3, ge=0, le=50, description=
-        "the first N fused candidates stay first; feedback orders the rest (0: the feedback list leads). Measured over "
+        "after the feedback list's best, the first N fused candidates lead; feedback orders the rest (0: the feedback list leads). Measured over "
         "7 question sets on 6 corpora: N=3 won 8 questions at R@5 and lost none; feedback alone let a drift push out the "
         "first pass's best article")
     chunk_max_chars: int = Field(400, ge=100, le=20000, description=

@@ -20,8 +20,8 @@ from ..core.clock import time_left
 
 # %% auto #0
 __all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'LLMError', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply',
-           'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads', 'unit_items', 'Selection', 'score_units',
-           'value_units', 'make_llm']
+           'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads', 'unit_items', 'Selection',
+           'with_item_heads', 'score_units', 'value_units', 'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -310,6 +310,10 @@ class Selection:
     asked: Asked           # what the question asks for (`cragrag.text.slots`)
     found: bool | None     # a value-holding unit among the most relevant ones (None: the question asks for no value)
 
+def with_item_heads(units: Sequence[tuple[Source, str]], terms: list[frozenset]) -> list[frozenset]:
+    "Each unit's `terms`, a 목's with its 호's added (\"가. 일반계정: 총자산의 100분의 3\" is read with \"1. 동일한 개인 … 신용공여\" above it)."
+    return [ts | terms[h[0]] if _level(units[i][1]) == 3 and (h := unit_heads(units, i)) else ts for i, ts in enumerate(terms)]
+
 def score_units(query: str, sources: Sequence[Source], search_query: str | None = None,
                 title_weight: float = 1.0,   # how much more a unit counts when the question names its whole article title
                 item_heads: bool = False) -> tuple[list, list[float]]:   # score a 목 with its 호's words too (a value question: the 목 holds the value, the 호 says of what)
@@ -317,8 +321,7 @@ def score_units(query: str, sources: Sequence[Source], search_query: str | None 
     units = [(s, u) for s in sources for u in split_units(s.content) if AMENDMENT_NOTE.sub("", u).strip()]   # a bare <개정 …> says nothing
     title = {s.chunk_id: _unit_terms(s.metadata.get("article_title") or "") for s in sources}
     terms = [_unit_terms(u) | title[s.chunk_id] for s, u in units]   # the article title speaks for each of its units
-    if item_heads: terms = [ts | terms[h[0]] if _level(units[i][1]) == 3 and (h := unit_heads(units, i)) else ts
-                            for i, ts in enumerate(terms)]   # "가. 일반계정: 총자산의 100분의 3" is read with "1. 동일한 개인 … 신용공여" above it
+    if item_heads: terms = with_item_heads(units, terms)
     df = Counter(t for ts in terms for t in ts)
     q = {t for t in analyze(query + " " + (search_query or "")) if t not in STOPWORDS}
     idf = lambda t: math.log(1 + len(units) / df[t])

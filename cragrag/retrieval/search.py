@@ -113,7 +113,7 @@ def search_rrf_only(ctx: SearchContext, query: str,
 # %% ../../nbs/retrieval/23_search.ipynb #c40afcde
 def search_candidates(ctx: SearchContext, query: str, strategy: SearchStrategy = SearchStrategy.HYBRID,
                       top_k: int | None = None, filters=None) -> list[Hit]:
-    "The candidates the reranker sees: fused RRF, refined by hybrid pseudo-relevance feedback for meaning questions (the first `prf_keep` fused ones stay first)."
+    "The candidates the reranker sees: fused RRF, refined by hybrid pseudo-relevance feedback for meaning questions (its best, then the first `prf_keep` fused ones, lead)."
     s = ctx.settings; top_k = top_k or s.top_k
     hits = search_rrf_only(ctx, query, strategy, top_k, filters)
     m = getattr(s, "prf_docs", 0)
@@ -127,7 +127,7 @@ def search_candidates(ctx: SearchContext, query: str, strategy: SearchStrategy =
     seen = {h.id for h in out}
     out += [h for h in hits if h.id not in seen]
     for i, h in enumerate(out): h.rank = i + 1                 # the refined list's rank: what the reranker's features read
-    head = [h.id for h in hits[:getattr(s, "prf_keep", 0)]]   # the first pass's best stay first: feedback refines, never displaces them
+    head = [out[0].id] + [h.id for h in hits[:getattr(s, "prf_keep", 0)] if h.id != out[0].id]   # the refined best, then the first pass's best: feedback refines, never displaces them
     return sorted(out, key=lambda h: head.index(h.id) if h.id in head else len(head))   # stable: the rest keep the refined order
 
 # %% ../../nbs/retrieval/23_search.ipynb #150c6b78
