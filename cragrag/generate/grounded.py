@@ -17,7 +17,7 @@ from ..text.slots import asked_kinds, asked_slot, is_unconfirmed
 # %% auto #0
 __all__ = ['FailureReason', 'FAILURE_CODES', 'GROUNDED_RULES', 'FAILURE_TEXT', 'GroundedClaim', 'EvidenceDocument',
            'GroundedAnswer', 'location', 'evidence_documents', 'number_check', 'ReplyClaim', 'ReplySummary',
-           'GroundedReply', 'reply_errors', 'grounded_messages', 'unconfirmed_detail', 'to_contract', 'render_grounded',
+           'GroundedReply', 'reply_errors', 'grounded_messages', 'unverified_reason', 'to_contract', 'render_grounded',
            'llm_contract', 'extractive_contract', 'write_grounded', 'no_documents']
 
 # %% ../../nbs/generate/60_grounded.ipynb #f407bbef
@@ -151,9 +151,10 @@ def grounded_messages(question: str, query_type: QueryType, sources: Sequence[So
     return msgs
 
 # %% ../../nbs/generate/60_grounded.ipynb #4bc3065f
-def unconfirmed_detail(question: str) -> str:
-    "Why a 미확인 answer fails: the asked slot, not found in the evidence."
-    return f"질문한 {with_particle(asked_slot(question).name)} 근거 문서에서 확인하지 못함"
+def unverified_reason(question: str, answer: str, checked: str, sources: Sequence[Source]) -> str | None:
+    "Why `answer` is 미확인: it says so itself (the asked slot was not found), or the numbers of `checked` are not in the evidence; None: neither."
+    if is_unconfirmed(answer): return f"질문한 {with_particle(asked_slot(question).name)} 근거 문서에서 확인하지 못함"
+    return number_check(question, checked, sources)
 
 def to_contract(reply: GroundedReply, sources: Sequence[Source], question: str, attempts: int = 1) -> GroundedAnswer:
     "The `GroundedAnswer` of a valid reply: source numbers mapped to chunk ids, documents located, numbers checked."
@@ -163,8 +164,7 @@ def to_contract(reply: GroundedReply, sources: Sequence[Source], question: str, 
     cited = [cid for c in claims for cid in c.chunk_ids]
     g = GroundedAnswer(direct_answer=reply.direct_answer.strip(), claims=claims, evidence=evidence_documents(sources, cited, summaries),
                        failure_reason=reply.failure_reason, attempts=attempts)
-    why = unconfirmed_detail(question) if is_unconfirmed(g.direct_answer) else number_check(question, " ".join([g.direct_answer] + [c.text for c in claims]), sources)
-    if not g.failed and why:
+    if not g.failed and (why := unverified_reason(question, g.direct_answer, " ".join([g.direct_answer] + [c.text for c in claims]), sources)):
         g = g.model_copy(update={"failure_reason": "미확인", "failure_detail": why})
     return g
 
@@ -218,8 +218,7 @@ def extractive_contract(llm, question: str, query_type: QueryType, sources: Sequ
     else: picked = [(s, u) for s, u, _ in llm.select(question, sources, search_query)]
     claims = [GroundedClaim(text=u.strip(), chunk_ids=[s.chunk_id]) for s, u in picked]
     g = GroundedAnswer(direct_answer=answer, claims=claims, evidence=evidence_documents(sources, [c for x in claims for c in x.chunk_ids]))
-    why = unconfirmed_detail(question) if is_unconfirmed(answer) else number_check(question, " ".join(c.text for c in claims), sources)
-    if why:
+    if (why := unverified_reason(question, answer, " ".join(c.text for c in claims), sources)):
         g = g.model_copy(update={"failure_reason": "미확인", "failure_detail": why})
     return g
 
