@@ -15,7 +15,7 @@ from .prompts import PROMPTS, cite, render_context
 from ..core.schema import QueryType, Source
 from ..text.korean import AMENDMENT_NOTE, CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, split_units
 from ..text.morphology import analyze
-from ..text.slots import Asked, asked_slot, slot_values, unconfirmed
+from ..text.slots import Asked, asked_slot, frame_word, in_frame, slot_values, unconfirmed
 from ..core.clock import time_left
 
 # %% auto #0
@@ -267,8 +267,9 @@ class ExtractiveLLM(BaseLLM):
     name = "extractive"
     def __init__(self, max_units: int = 3,          # sentences (항/호) quoted per answer
                  value_units: int = 2,              # ... when the question asks for a value and some unit holds one
-                 value_relevance: float = 0.7):     # a value-holding unit must score this share of the best unit's score
-        self.max_units, self.value_units, self.value_relevance = max_units, value_units, value_relevance
+                 value_relevance: float = 0.7,      # a value-holding unit must score this share of the best unit's score
+                 frame_relevance: float = 0.5):     # ... or this share, when it holds the value in the question's frame (`in_frame`)
+        self.max_units, self.value_units, self.value_relevance, self.frame_relevance = max_units, value_units, value_relevance, frame_relevance
 
 # %% ../../nbs/models/33_llm.ipynb #96983c5c
 @functools.lru_cache(maxsize=16384)
@@ -345,6 +346,9 @@ def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_qu
     ranked, n, found = [i for i in sorted(range(len(units)), key=lambda i: (-scores[i], i)) if scores[i] > 0], self.max_units, None
     if asked.wants_value:
         holding = value_units(units, scores, ranked, asked, self.value_relevance)
+        word, top = frame_word(query), (scores[ranked[0]] if ranked else 0.0)   # the question's frame first ("몇 명의 위원으로" → "9명의 위원으로"), on a lower bar
+        framed = [i for i in ranked if scores[i] >= self.frame_relevance * top and in_frame(units[i][1], asked, word)]
+        holding = framed + [i for i in holding if i not in framed]
         found = bool(holding)
         if holding: ranked, n = holding, self.value_units
     best = ranked[:n] or [0]

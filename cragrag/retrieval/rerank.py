@@ -14,7 +14,7 @@ import numpy as np
 from .search import Hit, candidate_k, search_candidates
 from .routing import classify_query
 from ..models.embedding import LazyModel, pick_device
-from ..text.korean import extract_refs
+from ..text.korean import extract_refs, find_article_refs, law_match, law_norm
 from ..models.sparse import term_id
 from ..text.morphology import analyze
 from ..models.llm import CallLog, LLMError
@@ -152,10 +152,14 @@ class CalibratedReranker:
         return p.tolist()
 
     def order(self, query: str, hits: list[Hit]) -> list[Hit]:
-        "Keep the retrieval order; for an article lookup, the named article's chunks move to the front (see below)."
-        if classify_query(query).query_type.value != "structured_lookup": return list(hits)
-        refs = set(extract_refs(query)[0])
-        return sorted(hits, key=lambda h: not (refs & _ref_ids(h.payload)))   # stable: ties keep their rank
+        "Keep the retrieval order; an article the question names moves to the front: any named one for an article lookup, one named with its law (\"보험업법 102조의2\") for any question (see below)."
+        if classify_query(query).query_type.value == "structured_lookup":
+            refs = set(extract_refs(query)[0])
+            named = lambda h: bool(refs & _ref_ids(h.payload))
+        else:
+            refs = [r for r in find_article_refs(query)[0] if r.law]
+            named = lambda h: any(r.article in _ref_ids(h.payload) and law_match(r.law, law_norm(h.payload.get("doc_title") or "")) for r in refs)
+        return sorted(hits, key=lambda h: not named(h)) if refs else list(hits)   # stable: ties keep their rank
 
 # %% ../../nbs/retrieval/24_rerank.ipynb #3197947e
 class BGEReranker(LazyModel):

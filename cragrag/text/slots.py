@@ -12,7 +12,8 @@ from .numbers import extract_numeric_facts
 # %% auto #0
 __all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'SLOT_NOUNS', 'PENALTY_RE', 'UNTIL_RE', 'WAGE_RE',
            'DEFINED_TERM_RE', 'UNCONFIRMED', 'ALL_KINDS', 'Asked', 'asked_slot', 'defines', 'defined_terms',
-           'slot_values', 'unconfirmed', 'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
+           'slot_values', 'frame_word', 'in_frame', 'unconfirmed', 'is_unconfirmed', 'definition_query',
+           'penalty_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -117,6 +118,24 @@ def slot_values(text: str, asked: Asked) -> list[str]:
     vals = [f.text for f in extract_numeric_facts(text) if f.kind in asked.kinds]
     more = UNTIL_RE if asked.slot == "period" else WAGE_RE if asked.slot == "amount" else None
     return vals + ([m[0] for m in more.finditer(text)] if more else [])
+
+# %% ../../nbs/text/07_slots.ipynb #1599cf1a
+_QWORD = r"(?:몇\s*(?:명|건|년|개월|달|일|주|회|번|세|살|시간|배|곳|층|개|가지|퍼센트)|며칠|얼마)"
+_FRAME_RE = re.compile(_QWORD + r"\s*(?:의|이나|나|까지|동안|간|를|을|이|가)?\s+([가-힣]{2,})")
+_TAIL = re.compile(r"(?:이에요|예요|입니까|인가요|으로|로|에서|에게|에|의|은|는|이|가|을|를|과|와|까지|부터|도)$")
+_AFTER = r"(?:[^가-힣]|$|(?:으로|로|의|은|는|이|가|을|를|에|과|와|및))"   # the word ends there, or a particle follows it
+
+def frame_word(question: str) -> str | None:
+    "The word right after the question's question word, particles off (\"몇 명의 위원으로 구성\" → 위원); None when there is none."
+    m = _FRAME_RE.search(question or "")
+    w = _TAIL.sub("", m[1]) if m else ""
+    return w if len(w) >= 2 else None
+
+def in_frame(text: str, asked: Asked, word: str | None) -> bool:
+    "Whether `text` has a value for `asked` right before `word` (\"9명의 위원으로\" for \"몇 명의 위원으로\")."
+    if not word: return False
+    glue = r"\s*(?:의|은|는|이|가|을|를|에|으로|로|까지)?\s*"
+    return any(re.search(re.escape(v) + glue + re.escape(word) + "(?=" + _AFTER + ")", text) for v in slot_values(text, asked))
 
 # %% ../../nbs/text/07_slots.ipynb #5c371b41
 UNCONFIRMED = "[미확인]"   # how an answer that does not hold the asked value begins (as the grounded contract's failures do)
