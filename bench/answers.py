@@ -2,6 +2,7 @@
 
     python bench/answers.py                       # the held-out set (bench/data/answer_slots_heldout.jsonl)
     python bench/answers.py --set dev             # the development set (bench/data/answer_slots_dev.jsonl)
+    python bench/answers.py --set fresh           # questions written after the last tuning, before it was measured (bench/data/answer_slots_fresh.jsonl)
     python bench/answers.py --json out.json       # also the per-question rows (for --baseline of a later run)
     python bench/answers.py --baseline out.json   # per-question wins and losses against an earlier run
     python bench/answers.py --fit-gate            # the shared-law groups with the gate fitted on probes, as `cragrag index` does
@@ -79,7 +80,7 @@ def report(rows: list[dict]) -> dict:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", default="heldout", choices=["heldout", "dev"])
+    ap.add_argument("--set", default="heldout", help="heldout, dev, or fresh (bench/data/answer_slots_<set>.jsonl)")
     ap.add_argument("--json", help="write the per-question rows here")
     ap.add_argument("--baseline", help="an earlier --json file: per-question wins and losses")
     ap.add_argument("--groups", nargs="*", help="only these groups")

@@ -15,13 +15,13 @@ from .prompts import PROMPTS, cite, render_context
 from ..core.schema import QueryType, Source
 from ..text.korean import AMENDMENT_NOTE, CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, split_units
 from ..text.morphology import analyze
-from ..text.slots import Asked, asked_slot, frame_word, in_frame, slot_values, unconfirmed
+from ..text.slots import Asked, asked_slot, frame_word, in_frame, qualifiers, slot_values, states, unconfirmed
 from ..core.clock import time_left
 
 # %% auto #0
 __all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'LLMError', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply',
            'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads', 'unit_items', 'Selection',
-           'with_item_heads', 'score_units', 'value_units', 'make_llm']
+           'with_item_heads', 'score_units', 'value_units', 'stated', 'asked_units', 'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -331,11 +331,25 @@ def score_units(query: str, sources: Sequence[Source], search_query: str | None 
     prior = lambda s: 0.5 * (s.rerank_score or 0.0)                     # ties go to the better-ranked source
     return units, [sum(map(idf, q & ts)) * (1 + title_weight * named(units[i][0])) + (prior(units[i][0]) if q & ts else 0) for i, ts in enumerate(terms)]
 
-def value_units(units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float) -> list[int]:
-    "The ranked units that hold a value for `asked` (themselves or their heads) and score at least `relevance` × the best score (any score for a definition, which names its concept)."
+def value_units(units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float,
+                quals: tuple = ()) -> list[int]:   # the question's own numbers (`qualifiers`): a value unit states them too
+    "The ranked units that hold a value for `asked` (themselves or their heads), state the question's own numbers, and score at least `relevance` × the best score (any score for a definition, which names its concept)."
     top = scores[ranked[0]] if ranked and asked.slot != "definition" else 0.0   # a definition names its concept: no relevance bar
     holds = lambda i: any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)])
-    return [i for i in ranked if scores[i] >= relevance * top and holds(i)]
+    return [i for i in ranked if scores[i] >= relevance * top and holds(i) and stated(units, i, quals)]
+
+def stated(units: list, i: int, quals: tuple) -> bool:
+    "Whether unit `i`, with its heads and its article title, states every one of `quals`."
+    s = units[i][0]
+    return states(" ".join([units[j][1] for j in [i, *unit_heads(units, i)]] + [s.metadata.get("article_title") or ""]), quals)
+
+def asked_units(query: str, units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float,
+                frame_relevance: float) -> list[int]:   # the lower bar of a unit holding the value in the question's frame
+    "The value units to quote, best first: those with the value in the question's frame (\"몇 명의 위원으로\" → \"9명의 위원으로\"), then the rest `value_units` keeps; all state the question's own numbers."
+    quals, word = qualifiers(query), frame_word(query)
+    top = scores[ranked[0]] if ranked else 0.0
+    framed = [i for i in ranked if scores[i] >= frame_relevance * top and in_frame(units[i][1], asked, word) and stated(units, i, quals)]
+    return framed + [i for i in value_units(units, scores, ranked, asked, relevance, quals) if i not in framed]
 
 @patch
 def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> Selection:
@@ -345,10 +359,7 @@ def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_qu
     if not units: return Selection([], asked, False if asked.wants_value else None)
     ranked, n, found = [i for i in sorted(range(len(units)), key=lambda i: (-scores[i], i)) if scores[i] > 0], self.max_units, None
     if asked.wants_value:
-        holding = value_units(units, scores, ranked, asked, self.value_relevance)
-        word, top = frame_word(query), (scores[ranked[0]] if ranked else 0.0)   # the question's frame first ("몇 명의 위원으로" → "9명의 위원으로"), on a lower bar
-        framed = [i for i in ranked if scores[i] >= self.frame_relevance * top and in_frame(units[i][1], asked, word)]
-        holding = framed + [i for i in holding if i not in framed]
+        holding = asked_units(query, units, scores, ranked, asked, self.value_relevance, self.frame_relevance)
         found = bool(holding)
         if holding: ranked, n = holding, self.value_units
     best = ranked[:n] or [0]

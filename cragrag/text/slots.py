@@ -10,10 +10,10 @@ from .korean import AMENDMENT_NOTE, statute_sentences, with_particle
 from .numbers import extract_numeric_facts
 
 # %% auto #0
-__all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'SLOT_NOUNS', 'PENALTY_RE', 'UNTIL_RE', 'WAGE_RE',
-           'DEFINED_TERM_RE', 'UNCONFIRMED', 'ALL_KINDS', 'Asked', 'asked_slot', 'defines', 'defined_terms',
-           'slot_values', 'frame_word', 'in_frame', 'unconfirmed', 'is_unconfirmed', 'definition_query',
-           'penalty_query', 'asked_kinds']
+__all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'SLOT_RULES', 'SLOT_NOUNS', 'PERIOD_UNITS', 'PENALTY_RE', 'UNTIL_RE',
+           'WAGE_RE', 'DEFINED_TERM_RE', 'UNCONFIRMED', 'ALL_KINDS', 'Asked', 'asked_unit', 'asked_slot', 'defines',
+           'defined_terms', 'slot_values', 'frame_word', 'in_frame', 'qualifiers', 'states', 'unconfirmed',
+           'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -57,6 +57,7 @@ class Asked:
     slot: str | None                      # a key of `SLOT_KO`; None: nothing this table knows
     kinds: frozenset = frozenset()        # number kinds that fill a numeric slot (empty otherwise)
     concept: str | None = None            # the defined term of a definition question ("개인정보란 …" → 개인정보)
+    unit: str | None = None               # the unit a period question names (며칠 → 일, 몇 년 → 년): a period in another unit does not answer it
 
     @property
     def wants_value(self) -> bool:
@@ -79,12 +80,19 @@ def _concept(question: str) -> str | None:
 SLOT_NOUNS = frozenset({"서류", "기한", "기간", "절차", "방법", "순서", "요건", "조건", "차이", "예외", "금액", "한도", "비율",
                         "내용", "사유", "의무", "대상", "기준", "범위", "사항", "것", "점", "경우", "일"})   # "필요한 서류가 뭐예요?", "지켜야 할 사항은 무엇입니까?": a slot's content, not a term's definition
 
+PERIOD_UNITS = {"일": (r"며칠|몇\s*일(?!\s*째)", r"일"), "년": (r"몇\s*(?:년|해)(?!\s*째)", r"년"), "개월": (r"몇\s*(?:개월|달)(?!\s*째)", r"(?:개월|월|달)"),
+                "시간": (r"몇\s*시간", r"시간"), "주": (r"몇\s*주(?!\s*째)", r"주일?")}   # unit: (how a question asks in it, how a value ends in it)
+
+def asked_unit(question: str) -> str | None:
+    "The time unit a period question asks in (\"며칠 이내\" → 일, \"몇 년 지나면\" → 년); None when it names none (언제까지, 기간이 얼마)."
+    return next((u for u, (ask, _) in PERIOD_UNITS.items() if re.search(ask, question or "")), None)
+
 def asked_slot(question: str) -> Asked:
     "What `question` asks for (see `SLOT_RULES`; \"X가 뭐예요?\" is a definition unless X is one of `SLOT_NOUNS`)."
     q = " ".join((question or "").split())
     for slot, rx in _RULES:
         if not rx.search(q): continue
-        if slot != "definition": return Asked(slot, SLOT_KINDS.get(slot, frozenset()))
+        if slot != "definition": return Asked(slot, SLOT_KINDS.get(slot, frozenset()), unit=asked_unit(q) if slot == "period" else None)
         if (c := _concept(q)) not in SLOT_NOUNS: return Asked(slot, frozenset(), c)
     return Asked(None)
 
@@ -116,6 +124,8 @@ def slot_values(text: str, asked: Asked) -> list[str]:
         return [s.strip() for s in statute_sentences(text) if defines(s, asked.concept or "")]
     if asked.slot == "period": text = WAGE_RE.sub(" ", text)   # "평균임금 90일분" is an amount, not a 90-day period
     vals = [f.text for f in extract_numeric_facts(text) if f.kind in asked.kinds]
+    if asked.slot == "period" and asked.unit:   # "며칠 이내" is not answered by "3개월 이내", nor by an event ("…한 날까지")
+        return [v for v in vals if re.search(rf"\d\s*{PERIOD_UNITS[asked.unit][1]}$", v)]
     more = UNTIL_RE if asked.slot == "period" else WAGE_RE if asked.slot == "amount" else None
     return vals + ([m[0] for m in more.finditer(text)] if more else [])
 
@@ -136,6 +146,22 @@ def in_frame(text: str, asked: Asked, word: str | None) -> bool:
     if not word: return False
     glue = r"\s*(?:의|은|는|이|가|을|를|에|으로|로|까지)?\s*"
     return any(re.search(re.escape(v) + glue + re.escape(word) + "(?=" + _AFTER + ")", text) for v in slot_values(text, asked))
+
+# %% ../../nbs/text/07_slots.ipynb #d88a86e8
+_RAW_NUM = re.compile(r"\d[\d,.]*\s*[가-힣]")   # a number and the first letter after it: 1급, 1인, 3호
+
+def qualifiers(question: str) -> tuple:
+    "The numbers a question states (normalised facts, and the others as written without spaces): the text that answers it states them too."
+    facts = extract_numeric_facts(question or "")
+    covered = "".join(f.text for f in facts)
+    raw = [m[0].replace(" ", "") for m in _RAW_NUM.finditer(question or "") if m[0].replace(" ", "") not in covered.replace(" ", "")]
+    return tuple((f.kind, f.value) for f in facts) + tuple(raw)
+
+def states(text: str, quals: tuple) -> bool:
+    "Whether `text` states every one of `quals` (`qualifiers` of a question); True when there are none."
+    if not quals: return True
+    have, flat = {(f.kind, f.value) for f in extract_numeric_facts(text or "")}, (text or "").replace(" ", "")
+    return all(q in have if isinstance(q, tuple) else q in flat for q in quals)
 
 # %% ../../nbs/text/07_slots.ipynb #5c371b41
 UNCONFIRMED = "[미확인]"   # how an answer that does not hold the asked value begins (as the grounded contract's failures do)
