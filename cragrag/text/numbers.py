@@ -77,7 +77,7 @@ def _money(m) -> NumericFact:
 
 # %% ../../nbs/text/03_numbers.ipynb #ec851b77
 _PCT_RE = re.compile(rf"(?=\d)(?<![\d.,/])(?:(?P<n>{_NUM})\s*(?:%|퍼센트|프로(?!그램|젝트))"
-                     r"|(?P<den>\d+)\s*분의\s*(?P<num>\d+(?:\.\d+)?)"
+                     r"|(?P<den>\d{1,3}(?:,\d{3})+|\d+)\s*(?P<dm>[백천만])?\s*분의\s*(?P<num>\d+(?:\.\d+)?)"
                      r"|(?P<a>\d+(?:\.\d+)?)\s*/\s*(?P<b>10{2,4})(?![\d./])"
                      r"|(?P<pun>\d+(?:\.\d+)?)\s*푼(?!돈))")   # 연 5푼: the older statutes' rate (1푼 = 1%, 민법·상법)
 
@@ -86,8 +86,9 @@ def _percent(m) -> NumericFact | None:
     if m["n"]: v = _num(m["n"])
     elif m["pun"]: v = float(m["pun"])
     elif m["den"]:
-        if not float(m["den"]): return None
-        v = float(m["num"]) / float(m["den"]) * 100
+        den = float(m["den"].replace(",", "")) * _SMALL.get(m["dm"], _BIG.get(m["dm"], 1))   # 1천분의 80: 80 of 1,000
+        if not den: return None
+        v = float(m["num"]) / den * 100
     else: v = float(m["a"]) / float(m["b"]) * 100
     return NumericFact("percent", _clean(v), m[0].strip())
 
