@@ -151,7 +151,15 @@ def fit_line(cal) -> str:
     "One line on a gate fitted on probes."
     return (f"gate fitted on {cal.n_pos + cal.n_neg} probes ({cal.n_pos} from the indexed articles, {cal.n_neg} unanswerable) "
             f"in {cal.seconds:.0f} s: pass ≥ {cal.pass_threshold:.3g}, refuse < {cal.abort_threshold:.3g}, AUC "
-            + ("–" if math.isnan(cal.auc) else f"{cal.auc:.2f}") + f"; {cal.chunks} chunks")
+            + ("–" if math.isnan(cal.auc) else f"{cal.auc:.2f}") + f"; {cal.chunks} chunks" + _writer_note(cal.probe_cost))
+
+def _writer_note(cost: dict | None) -> str:
+    "What the model's probe writing cost, for `fit_line` ('' when the templates wrote the probes)."
+    if not cost: return ""
+    if cost["fallback"]: return (f"; {cost['model']} wrote too few questions ({cost['failed']} of {cost['calls']} requests failed), "
+                                 "so the probes are the templates'")
+    return (f"; questions written by {cost['model']}: {cost['calls']} requests, {cost['prompt_tokens'] + cost['completion_tokens']:,} "
+            f"tokens, {cost['cached']} of {cost['articles']} articles from the cache")
 
 # %% ../nbs/90_cli.ipynb #a18bf19c
 def _where(s) -> str:
@@ -377,7 +385,8 @@ def cmd_calibrate(args) -> int:
     if args.check:
         with _pipeline(args) as p: st = calibration_status(p.store)
         if st is None: print("no calibration recorded with this index: run cragrag calibrate"); return 1
-        print(f"calibrated {st['created']} on {st.get('source', 'labels')}, {st['chunks']} chunks (now {st['chunks_now']}): pass {st['pass_threshold']}, abort {st['abort_threshold']}"
+        by = f" written by {st['probe_writer']}" if st.get("probe_writer", "rules") != "rules" else ""
+        print(f"calibrated {st['created']} on {st.get('source', 'labels')}{by}, {st['chunks']} chunks (now {st['chunks_now']}): pass {st['pass_threshold']}, abort {st['abort_threshold']}"
               + ("\ncragrag: the index has grown since: run cragrag calibrate again" if st["stale"] else ""))
         return 1 if st["stale"] else 0
     if args.probes: cv, (cal, (pos, neg)) = None, _probe_calibration(args)

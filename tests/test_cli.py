@@ -125,3 +125,25 @@ def test_index_fits_the_gate_to_a_users_documents(tmp_path):
     assert s["crag_score_threshold"] == 0.3                                   # an explicit threshold wins
     r = run("cragrag", "calibrate", "--check", "--qdrant-path", "q", cwd=tmp_path)
     assert r.returncode == 0 and " on probes, " in r.stdout, r.stdout
+
+def test_index_with_a_model_writes_the_probes_once(tmp_path):
+    "With a model configured, `cragrag index` fits the gate on questions the model writes (one request per sampled article), says what that cost, and a second run asks about nothing it asked before."
+    import re
+    from importlib.resources import files
+    from cragrag.testing.judge_replies import judge_responder
+    from cragrag.testing.scripted import ScriptedLLMServer
+    docs = tmp_path / "my_laws"; docs.mkdir()
+    name = "보험업법_법률.md"
+    (docs / name).write_text((files("cragrag") / "corpus" / "legalize-kr" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    with ScriptedLLMServer(responder=judge_responder) as srv:
+        env = {**os.environ, "CRAGRAG_LLM": "openai", "CRAGRAG_LLM_BASE_URL": srv.url, "CRAGRAG_LLM_MODEL": "scripted",
+               "CRAGRAG_LLM_API_KEY": "x", "CRAGRAG_GATE_PROBE_BUDGET": "15"}
+        r = run("cragrag", "index", "my_laws", "--quiet", "--qdrant-path", "q", cwd=tmp_path, env=env)
+        assert r.returncode == 0, r.stderr
+        assert "questions written by openai:scripted: 15 requests" in r.stdout and "0 of 15 articles from the cache" in r.stdout, r.stdout
+        assert len(srv.requests) == 15 and all(q["messages"][-1]["content"].count("<자료>\n") == 1 for q in srv.requests)
+        r = run("cragrag", "index", "my_laws", "--quiet", "--qdrant-path", "q", cwd=tmp_path, env=env)   # nothing changed: re-fitted from the cache
+        assert r.returncode == 0 and "0 requests" in r.stdout and "15 of 15 articles from the cache" in r.stdout, r.stdout
+        assert len(srv.requests) == 15
+    r = run("cragrag", "calibrate", "--check", "--qdrant-path", "q", cwd=tmp_path)
+    assert r.returncode == 0 and " on probes written by openai:scripted, " in r.stdout, r.stdout

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import threading, time, unicodedata, uuid, warnings
 from contextlib import contextmanager, nullcontext
+from dataclasses import asdict
 from pathlib import Path
 from typing import Iterable
 from fastcore.basics import patch
@@ -20,8 +21,9 @@ from ..models.llm import make_llm
 from ..decide.gate import make_rewriter
 
 # %% auto #0
-__all__ = ['MAX_FILTER_FIELDS', 'ReadWriteLock', 'validate_query', 'validate_request', 'Components', 'Pipeline',
-           'LocalDocumentSource', 'external_source', 'default_pipeline', 'index_documents', 'retrieve', 'answer']
+__all__ = ['MAX_FILTER_FIELDS', 'PROBE_CACHE', 'MAX_CACHED_ARTICLES', 'ReadWriteLock', 'validate_query', 'validate_request',
+           'Components', 'Pipeline', 'LocalDocumentSource', 'external_source', 'default_pipeline', 'index_documents',
+           'retrieve', 'answer']
 
 # %% ../../nbs/answering/80_pipeline.ipynb #664ef81c
 class ReadWriteLock:
@@ -398,18 +400,37 @@ class Pipeline(Components):
 # %% ../../nbs/answering/80_pipeline.ipynb #8709ed86
 @patch
 def fit_gate(self: Pipeline,
-             n_articles: int = 60,   # articles sampled for answerable probes
-             save: bool = True):     # record the thresholds with the index (the gate then uses them)
+             n_articles: int = 60,     # articles sampled for the template probes
+             save: bool = True,        # record the thresholds with the index (the gate then uses them)
+             writer: str | None = None):  # auto | rules | llm (default: `settings.gate_probe_writer`)
     "Fit the gate's thresholds on probes made from this index (no labels) and record them (not on an index too small to probe); the `Calibration` and the probes' (answerable, unanswerable) scores."
     from cragrag.decide.calibration import best_scores, probe_line, save_calibration
-    from cragrag.decide.probes import probe_questions
     if self.tenant is not None: raise PermissionError("the gate is fitted on the whole collection: fit it from a pipeline without a tenant")
     t0 = time.perf_counter()
-    pos, neg = best_scores(self, probe_questions(self.store, n_articles))
+    probes, cost, cache = self._probes(n_articles, writer or self.settings.gate_probe_writer)
+    pos, neg = best_scores(self, probes)
     cal = probe_line(pos, neg, self.settings.crag_abort_threshold)
     cal.chunks, cal.reranker, cal.seconds = self.store.count(), self.settings.reranker, round(time.perf_counter() - t0, 1)
+    if cost is not None and not cost.fallback: cal.probe_writer, cal.llm_calls, cal.llm_tokens = cost.model, cost.calls, cost.tokens
+    cal.probe_cost = None if cost is None else asdict(cost)
+    if save and cache is not None: self.store.write_record({**(self.store.record() or {}), PROBE_CACHE: dict(list(cache.items())[-MAX_CACHED_ARTICLES:])})
     if save and not cal.too_few_probes: save_calibration(self.store, cal); self._gate = None
     return cal, (pos, neg)
+
+PROBE_CACHE, MAX_CACHED_ARTICLES = "probe_cache", 2000   # the model record's cache of written probes, newest kept
+
+@patch
+def _probes(self: Pipeline, n_articles: int, writer: str):
+    "The probes to fit on, what the model's writing cost (None: templates), and the cache it filled (None: no model)."
+    from cragrag.decide.probes import probe_questions, written_probe_questions
+    if writer not in ("auto", "rules", "llm"): raise ValueError(f"writer must be auto, rules or llm, not {writer!r}")
+    if writer == "llm" and not self.llm.can_structured:
+        raise ValueError("gate_probe_writer='llm' needs an OpenAI-compatible LLM: set CRAGRAG_LLM=openai and CRAGRAG_LLM_BASE_URL, "
+                         "or CRAGRAG_GATE_PROBE_WRITER=rules")
+    if writer == "rules" or not self.llm.can_structured: return probe_questions(self.store, n_articles), None, None
+    cache = dict((self.store.record() or {}).get(PROBE_CACHE) or {})
+    probes, cost = written_probe_questions(self.store, self.llm, self.settings.gate_probe_budget, cache=cache)
+    return probes, cost, cache
 
 # %% ../../nbs/answering/80_pipeline.ipynb #977c33b3
 class LocalDocumentSource:

@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     gate_from_index: bool = Field(True, description=
         "use the thresholds recorded with the index (fitted on probes by `cragrag index`, or by `cragrag calibrate`) "
         "unless the two thresholds above are set explicitly")
+    gate_probe_writer: Literal["auto", "rules", "llm"] = Field("auto", description=
+        "who writes the answerable probes the gate is fitted on: the configured model when it can answer structured "
+        "requests (auto), the title and defined-term templates (rules), or the model, an error without one (llm)")
+    gate_probe_budget: int = Field(20, ge=1, le=500, description=
+        "articles the model writes probes about per fit: one request each, none for articles already asked about (cached with the index)")
     crag_max_retries: int = Field(2, ge=0, le=10, description=
         "rewrite → re-route → re-search rounds for the 0.1–0.3 vocabulary-gap band; each costs ~2–3 s with an LLM")
     # --- [2'] evidence sufficiency (the opt-in answer mode) ----------------------------------

@@ -48,6 +48,10 @@ class Calibration:
     reranker: str = ""
     seconds: float = 0.0      # time taken to make and score the probes (probes only)
     source: str = "labels"    # labels (golden questions) | probes (`cragrag.decide.probes`: made from the index, no labels)
+    probe_writer: str = "rules"   # who wrote the answerable probes: rules (templates) or the model's name
+    llm_calls: int = 0        # requests the model's writing made (0: templates, or every article cached)
+    llm_tokens: int = 0       # their prompt and completion tokens
+    probe_cost: dict | None = None   # the model's `ProbeCost` in full (fallback included), None for templates
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     @property

@@ -4,9 +4,14 @@
 
 # %% ../../nbs/decide/87_probes.ipynb #87aef382
 from __future__ import annotations
-import json, random
+import hashlib, json, random, time, unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
+from pydantic import BaseModel, Field
+from ..models.llm import CallLog, LLMError
+from ..models.prompts import PROBE_PROMPT, probe_messages
+from ..text.injection import detect_instructions
+from ..text.pii import mask_pii
 from functools import lru_cache
 from importlib.resources import files
 from typing import Sequence
@@ -15,8 +20,10 @@ from ..text.slots import defined_terms
 from ..text.morphology import analyze
 
 # %% auto #0
-__all__ = ['FORMS', 'DEFINITION_FORMS', 'SKIP_TITLES', 'MAX_TERM', 'Probe', 'ask', 'copies', 'indexed_articles', 'negative_pool',
-           'absent_concepts', 'probe_questions']
+__all__ = ['FORMS', 'DEFINITION_FORMS', 'SKIP_TITLES', 'MAX_TERM', 'MAX_FAILURES', 'MIN_WRITTEN', 'Probe', 'ask', 'copies',
+           'indexed_articles', 'negative_pool', 'absent_concepts', 'sample_articles', 'probe_questions',
+           'negative_probes', 'WrittenProbes', 'ProbeCost', 'probe_key', 'clean_written', 'written_probes',
+           'written_probe_questions']
 
 # %% ../../nbs/decide/87_probes.ipynb #0646eb5f
 @dataclass(frozen=True)
@@ -24,7 +31,7 @@ class Probe:
     "One question made from the index (answerable) or from the bundled pool (unanswerable)."
     question: str
     answerable: bool
-    kind: str                               # title | defined | everyday | near
+    kind: str                               # title | defined | written (by a model) | everyday | near
     source: tuple[str, str] | None = None   # (doc_id, article_id) an answerable probe was made from
 
 # %% ../../nbs/decide/87_probes.ipynb #edbddab8
@@ -68,11 +75,15 @@ def absent_concepts(concepts: Sequence[str], texts) -> list[str]:
 # %% ../../nbs/decide/87_probes.ipynb #7a51ded3
 MAX_TERM = 10   # longer "…"이란 phrases are a rule's clarifications ("금융위원회가 정하여 고시하는 자산"), not terms people ask about
 
+def sample_articles(arts: dict, n: int, rnd: random.Random) -> list[tuple[str, str]]:
+    "Up to `n` keys of titled articles, drawn with `rnd` (untitled ones and `SKIP_TITLES` are never asked about)."
+    titled = sorted(k for k, (title, _) in arts.items() if len(title) >= 2 and title not in SKIP_TITLES)
+    return rnd.sample(titled, min(n, len(titled)))
+
 def _answerable(arts: dict, n_articles: int, rnd: random.Random) -> list[Probe]:
     "Probes from sampled article titles and defined terms, none copying its article."
-    titled = sorted(k for k, (title, _) in arts.items() if len(title) >= 2 and title not in SKIP_TITLES)
     out = []
-    for i, key in enumerate(rnd.sample(titled, min(n_articles, len(titled)))):
+    for i, key in enumerate(sample_articles(arts, n_articles, rnd)):
         title, text = arts[key]
         term = " ".join(analyze(title)) if i % 2 else title
         q = ask(term, FORMS[i % len(FORMS)])
@@ -87,8 +98,83 @@ def probe_questions(store,                  # the index to probe (a tenant's vie
                     n_articles: int = 60,   # articles sampled for answerable probes
                     seed: int = 0) -> list[Probe]:
     "Answerable probes from the indexed articles, unanswerable ones from the bundled pool (concepts absent from the index)."
-    arts, pool = indexed_articles(store), negative_pool()
-    pos = _answerable(arts, n_articles, random.Random(seed))
+    arts = indexed_articles(store)
+    return _answerable(arts, n_articles, random.Random(seed)) + negative_probes(arts)
+
+def negative_probes(arts: dict) -> list[Probe]:
+    "The unanswerable probes for the articles `arts`: the everyday pool, and the question forms about concepts none of them mentions."
+    pool = negative_pool()
     near = absent_concepts(pool["concepts"], (t for _, t in arts.values()))
-    neg = [Probe(q, False, "everyday") for q in pool["everyday"]] + [Probe(ask(c, FORMS[i % len(FORMS)]), False, "near") for i, c in enumerate(near)]
-    return pos + neg
+    return [Probe(q, False, "everyday") for q in pool["everyday"]] + [Probe(ask(c, FORMS[i % len(FORMS)]), False, "near") for i, c in enumerate(near)]
+
+# %% ../../nbs/decide/87_probes.ipynb #2f8f69a7
+class WrittenProbes(BaseModel):
+    "A model's reply to `probe_messages`: the questions it wrote."
+    questions: list[str] = Field(default_factory=list)
+
+@dataclass
+class ProbeCost:
+    "What writing the probes cost: `cragrag index` prints it and the fit records it."
+    model: str
+    articles: int = 0          # articles asked about, cached ones included
+    cached: int = 0            # of them, answered from the cache (no request)
+    calls: int = 0             # requests made, failed ones included
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    fallback: bool = False     # the model wrote too few: the template probes were used instead
+
+    @property
+    def tokens(self) -> int: return self.prompt_tokens + self.completion_tokens
+
+def probe_key(model: str, key: tuple[str, str], text: str, n: int) -> str:
+    "The cache key of what `model` writes about one article: it changes with the model, the prompt, `n` and the article's text."
+    return hashlib.sha256("\x1f".join([model, PROBE_PROMPT, str(n), *key, text]).encode("utf-8")).hexdigest()[:32]
+
+# %% ../../nbs/decide/87_probes.ipynb #f8d5665f
+def clean_written(questions: Sequence[str],  # what the model wrote
+                  text: str,                 # the article it wrote them about
+                  n: int) -> list[str]:      # the most to keep
+    "At most `n` of a model's questions: NFC, one line, personal data masked; none copying `text`, none reading as an instruction, no repeats."
+    out = []
+    for q in questions:
+        q = mask_pii(" ".join(unicodedata.normalize("NFC", str(q)).split()))[:200]
+        if len(q) >= 4 and not copies(q, text) and not detect_instructions(q) and q not in out: out.append(q)
+    return out[:n]
+
+# %% ../../nbs/decide/87_probes.ipynb #015b564b
+MAX_FAILURES = 3     # failed requests in a row that end the writing (a model that is down)
+MIN_WRITTEN = 20     # fewer written probes than this: the template probes stand in (`ProbeCost.fallback`)
+
+def _ask_model(llm, title: str, text: str, n: int, log: CallLog) -> list[str]:
+    return llm.structured(probe_messages(title, text, n), WrittenProbes, purpose="probe", log=log).questions
+
+def written_probes(arts: dict,                 # `indexed_articles` of the index
+                   llm,                        # a model that answers structured requests (`llm.can_structured`)
+                   n_articles: int = 20,       # the budget: articles asked about, one request each unless cached
+                   per_article: int = 4,       # questions asked for per article
+                   cache: dict | None = None,  # `probe_key` → questions: read, and filled with the new ones
+                   seed: int = 0) -> tuple[list[Probe], ProbeCost]:
+    "Answerable probes the model writes about up to `n_articles` sampled articles, and what they cost."
+    cache, log, t0 = ({} if cache is None else cache), CallLog(), time.perf_counter()
+    cost, out, fails = ProbeCost(llm.name), [], 0
+    for key in sample_articles(arts, n_articles, random.Random(seed)):
+        if fails >= MAX_FAILURES: break
+        (title, text), ck = arts[key], probe_key(llm.name, key, arts[key][1], per_article)
+        cost.articles += 1
+        if ck in cache: cost.cached += 1
+        else:
+            try: cache[ck], fails = clean_written(_ask_model(llm, title, text, per_article, log), text, per_article), 0
+            except LLMError: fails, cost.failed = fails + 1, cost.failed + 1; continue
+        out += [Probe(q, True, "written", key) for q in cache[ck]]
+    cost.calls, cost.seconds = len(log), round(time.perf_counter() - t0, 1)
+    cost.prompt_tokens, cost.completion_tokens = sum(c.prompt_tokens or 0 for c in log), sum(c.completion_tokens or 0 for c in log)
+    return out, cost
+
+def written_probe_questions(store, llm, n_articles: int = 20, cache: dict | None = None, seed: int = 0) -> tuple[list[Probe], ProbeCost]:
+    "`probe_questions` with the answerable probes written by `llm` (the templates' when it wrote fewer than `MIN_WRITTEN`), and the cost."
+    arts = indexed_articles(store)
+    pos, cost = written_probes(arts, llm, n_articles, cache=cache, seed=seed)
+    if len(pos) < MIN_WRITTEN: pos, cost.fallback = _answerable(arts, 60, random.Random(seed)), True
+    return pos + negative_probes(arts), cost

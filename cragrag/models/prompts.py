@@ -12,9 +12,9 @@ from ..text.korean import safe_cuts
 from ..text.injection import QUOTE_TAG, quote_untrusted
 
 # %% auto #0
-__all__ = ['UNTRUSTED_RULE', 'CITATION_FORMAT', 'COMMON_RULES', 'PROMPTS', 'REWRITE_PROMPT', 'untrusted_rule', 'PromptTemplate',
-           'rewrite_messages', 'cite', 'source_header', 'render_context', 'count_tokens', 'calc_context_budget',
-           'truncate_context']
+__all__ = ['UNTRUSTED_RULE', 'CITATION_FORMAT', 'COMMON_RULES', 'PROMPTS', 'REWRITE_PROMPT', 'PROBE_PROMPT', 'untrusted_rule',
+           'PromptTemplate', 'rewrite_messages', 'probe_messages', 'cite', 'source_header', 'render_context',
+           'count_tokens', 'calc_context_budget', 'truncate_context']
 
 # %% ../../nbs/models/31_prompts.ipynb #0aaca3f8
 def untrusted_rule(tag: str = QUOTE_TAG) -> str:
@@ -79,6 +79,23 @@ REWRITE_PROMPT = """당신은 한국 보험 약관·법령 검색을 돕습니�
 def rewrite_messages(question: str, tried: Sequence[str]) -> list[dict]:
     "Chat messages asking for a statute-vocabulary rewrite of `question` that avoids every query in `tried`."
     return [{"role": "user", "content": REWRITE_PROMPT.format(question=question, tried=" / ".join(tried))}]
+
+# %% ../../nbs/models/31_prompts.ipynb #7f250ecc
+PROBE_PROMPT = """당신은 법령 검색 시스템을 시험할 질문을 씁니다.
+아래 조문 하나로 답할 수 있는 질문을 {n}개 쓰십시오. 이 법령을 처음 보는 사람이 실제로 묻듯이 쓰고,
+사실·절차·요건·해석을 묻는 질문과 일상어로 묻는 질문을 섞으십시오.
+조문의 문장이나 구절을 그대로 옮기지 말고, 조문 번호나 법령 이름을 쓰지 마십시오.
+{rule}
+{article}
+JSON 객체 하나로 답하십시오: {{"questions": ["질문", ...]}}"""
+
+def probe_messages(title: str, # the article's title (제목), as indexed
+                   text: str,  # the article's text, quoted as data
+                   n: int = 4  # questions to ask for
+                   ) -> list[dict]:
+    "Chat messages asking a model for `n` questions a person would ask that the article answers."
+    head = f"조문 제목: {' '.join((title or '').split())[:80]}\n"   # the title is the document's too: inside the quote
+    return [{"role": "user", "content": PROBE_PROMPT.format(n=n, rule=UNTRUSTED_RULE, article=quote_untrusted(head + (text or "")))}]
 
 # %% ../../nbs/models/31_prompts.ipynb #db8bc69d
 def cite(meta: dict) -> str:

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/testing/37_judge_replies.ipynb #8e8d6687
 from __future__ import annotations
-import re
+import json, re
 from functools import lru_cache
 from ..decide.gate import REFUSAL_ANSWER, GlossaryRewriter
 from ..text.glossary import apply_glossary
@@ -65,7 +65,7 @@ def sources_from_context(ctx: str) -> list[Source]:
     return out
 
 # %% ../../nbs/testing/37_judge_replies.ipynb #beb0b9ab
-_SCHEMAS = ("DocGrade", "AnswerGrade", "RetrievalGrade", "PassageGrade")
+_SCHEMAS = ("DocGrade", "AnswerGrade", "RetrievalGrade", "PassageGrade", "WrittenProbes")
 
 def _schema_name(body: dict, text: str) -> str | None:
     "The structured output a request asks for: its `json_schema` name, else a schema title quoted in the prompt."
@@ -108,10 +108,19 @@ def _answer_reply(text: str, relevant_at: float) -> str:
     srcs = sources_from_context(ctx)
     return ExtractiveLLM(max_units=2).generate(question, QueryType.SIMPLE_FACT, srcs) if srcs else REFUSAL_ANSWER
 
+# %% ../../nbs/testing/37_judge_replies.ipynb #eb6e1304
+def _probe_reply(text: str) -> str:
+    "Three questions about the article a probe-writing request names (its title in everyday forms)."
+    title = re.search(r"조문 제목: (.*)", text).group(1).strip()
+    return json.dumps({"questions": [f"{title} 관련해서 제가 알아야 할 게 뭐예요?", f"{title}은 누가 어떻게 하나요?",
+                                     f"{title} 안 지키면 어떻게 되나요?"]}, ensure_ascii=False)
+
 # %% ../../nbs/testing/37_judge_replies.ipynb #0d57a833
 def judge_responder(body: dict, relevant_at: float = 0.5, ambiguous_at: float = 0.3):
-    "A rule-based stand-in for an LLM judge, for `ScriptedLLMServer`: grades, rewrites and quoting answers."
+    "A rule-based stand-in for an LLM judge, for `ScriptedLLMServer`: grades, rewrites, quoting answers and probe questions."
     text = "\n".join(m.get("content") or "" for m in body.get("messages", []))
-    graded = _grade_reply(_schema_name(body, outside_quotes(text)), text, relevant_at, ambiguous_at)
+    schema = _schema_name(body, outside_quotes(text))
+    if schema == "WrittenProbes": return _probe_reply(text)
+    graded = _grade_reply(schema, text, relevant_at, ambiguous_at)
     if graded is not None: return graded
     return _rewrite_reply(text) if "새 검색어:" in outside_quotes(text) else _answer_reply(text, relevant_at)
