@@ -429,7 +429,7 @@ def _probes(self: Pipeline, n_articles: int, writer: str):
                          "or CRAGRAG_GATE_PROBE_WRITER=rules")
     if writer == "rules" or not self.llm.can_structured: return probe_questions(self.store, n_articles), None, None
     cache = dict((self.store.record() or {}).get(PROBE_CACHE) or {})
-    probes, cost = written_probe_questions(self.store, self.llm, self.settings.gate_probe_budget, cache=cache)
+    probes, cost = written_probe_questions(self.store, self.llm, self.settings.gate_probe_budget, cache=cache, template_articles=n_articles)
     return probes, cost, cache
 
 # %% ../../nbs/answering/80_pipeline.ipynb #977c33b3

@@ -172,9 +172,11 @@ def written_probes(arts: dict,                 # `indexed_articles` of the index
     cost.prompt_tokens, cost.completion_tokens = sum(c.prompt_tokens or 0 for c in log), sum(c.completion_tokens or 0 for c in log)
     return out, cost
 
-def written_probe_questions(store, llm, n_articles: int = 20, cache: dict | None = None, seed: int = 0) -> tuple[list[Probe], ProbeCost]:
+def written_probe_questions(store, llm, n_articles: int = 20, cache: dict | None = None, seed: int = 0,
+                            template_articles: int = 60   # articles the template probes sample when they stand in
+                            ) -> tuple[list[Probe], ProbeCost]:
     "`probe_questions` with the answerable probes written by `llm` (the templates' when it wrote fewer than `MIN_WRITTEN`), and the cost."
     arts = indexed_articles(store)
     pos, cost = written_probes(arts, llm, n_articles, cache=cache, seed=seed)
-    if len(pos) < MIN_WRITTEN: pos, cost.fallback = _answerable(arts, 60, random.Random(seed)), True
+    if len(pos) < MIN_WRITTEN: pos, cost.fallback = _answerable(arts, template_articles, random.Random(seed)), True
     return pos + negative_probes(arts), cost
