@@ -12,7 +12,9 @@ Questions (none used to fit anything, except the bundled golden dev split, repor
 - out-of-corpus: the bundled golden out-of-corpus questions (held-out split for insurance, all for the other groups,
   minus those a group's laws do answer), and bench/data/gate_near_ooc.jsonl: near-domain questions written for each
   group before any of this was fitted (another law's topic in the group's own vocabulary);
-- fire-35: the shared fire dev set (101 citizens' questions) over the 35 laws and standards its gold articles cite.
+- fire-35: the shared fire dev set (101 citizens' questions) over the 35 laws and standards its gold articles cite;
+- commercial, fire_codes (`--groups commercial,fire_codes`): bench/data/gate_fresh.jsonl, 상법 alone and four fire
+  고시 alone, questions written before the per-concept probe line was tried on them.
 
 The gate reads the best rerank score of the first search (no rewrite): pass ≥ crag_score_threshold, refuse <
 crag_abort_threshold. Each group also reports the line `Pipeline.fit_gate` fits on probes made from its index (no
@@ -59,6 +61,16 @@ def questions(group: str) -> list[tuple[str, str]]:
     out += [("near_ooc", r["question"]) for r in map(json.loads, open(ROOT / "bench" / "data" / "gate_near_ooc.jsonl", encoding="utf-8"))
             if r["group"] == group]
     return out
+
+FRESH = ROOT / "bench" / "data" / "gate_fresh.jsonl"   # groups written after the probe line's first version, before its next change
+
+def fresh(group: str) -> tuple[list[Path], list[tuple[str, str]]]:
+    "The documents and (kind, question) of a group of bench/data/gate_fresh.jsonl: its answerable questions' gold documents."
+    rows = [r for r in map(json.loads, open(FRESH, encoding="utf-8")) if r["group"] == group]
+    docs = sorted({g["doc"] for r in rows for g in r["gold"]})
+    return [SHARED / "corpus" / d for d in docs], [(r["kind"], r["question"]) for r in rows]
+
+FRESH_GROUPS = list(dict.fromkeys(json.loads(l)["group"] for l in open(FRESH, encoding="utf-8")))
 
 def fire35() -> tuple[list[Path], list[tuple[str, str]]]:
     rows = [json.loads(l) for l in open(SHARED / "eval" / "fire_qna_dev.jsonl", encoding="utf-8")]
@@ -124,6 +136,7 @@ def main(argv=None):
     rows = []
     for group in args.groups.split(","):
         if group == "fire-35": paths, qs = fire35()
+        elif group in FRESH_GROUPS: paths, qs = fresh(group)
         else: paths, qs = (load_demo_corpus() if GROUPS[group] is None else [SHARED / "corpus" / "legalize-kr" / f"{n}.md" for n in GROUPS[group]]), questions(group)
         p = Pipeline(qdrant_path=":memory:", trace_enabled=False)
         t = time.perf_counter(); p.index(paths, progress=False)

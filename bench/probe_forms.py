@@ -8,8 +8,9 @@ out-of-corpus, near-domain), read, not re-run. For each corpus this indexes the 
 concept of the bundled pool in each of the four question forms (`cragrag.decide.probes.FORMS`) and reports the pass
 line each statistic of the negative probes gives, and what that line passes of the real questions:
 - current: each concept asked in one form, chosen by its place among the concepts the index does not mention (what
-  `probe_questions` does), the line just above the best negative;
-- the maximum over all forms, and the per-concept median, mean and minimum over forms;
+  `probe_questions` did before each concept was asked in every form), the line just above the best negative;
+- the maximum over all forms, and the per-concept median, mean (what `Pipeline.fit_gate` reads now,
+  `cragrag.decide.probes.negative_scores`) and minimum over forms;
 - the spread of the current rule's line when each concept's form is drawn at random (500 draws).
 Nothing here is fitted: it shows how much of the line is the form's luck."""
 import argparse, json, random, sys, time

@@ -151,7 +151,12 @@ def fit_line(cal) -> str:
     "One line on a gate fitted on probes."
     return (f"gate fitted on {cal.n_pos + cal.n_neg} probes ({cal.n_pos} from the indexed articles, {cal.n_neg} unanswerable) "
             f"in {cal.seconds:.0f} s: pass ≥ {cal.pass_threshold:.3g}, refuse < {cal.abort_threshold:.3g}, AUC "
-            + ("–" if math.isnan(cal.auc) else f"{cal.auc:.2f}") + f"; {cal.chunks} chunks" + _writer_note(cal.probe_cost))
+            + ("–" if math.isnan(cal.auc) else f"{cal.auc:.2f}") + f"; {cal.chunks} chunks" + _answered_note(cal) + _writer_note(cal.probe_cost))
+
+def _answered_note(cal) -> str:
+    "The pool's questions the index turned out to answer, for `fit_line` ('' when none)."
+    n = getattr(cal, "answered_negatives", 0)
+    return f"; {n} of the pool's unanswerable questions score like this index's own, so it answers them: not read" if n else ""
 
 def _writer_note(cost: dict | None) -> str:
     "What the model's probe writing cost, for `fit_line` ('' when the templates wrote the probes)."
@@ -368,7 +373,7 @@ def _probe_calibration(args):
         raise ValueError(f"too few titled articles to fit on ({cal.n_pos} answerable probes, {MIN_ANSWERABLE_PROBES} needed): "
                          "index more documents, or calibrate on your own questions (--golden)")
     print(fit_line(cal))
-    print("the pass line sits just above the best-scoring unanswerable probe (see the Design section); "
+    print("the pass line sits just above the best-scoring unanswerable probe your documents do not answer (see the Design section); "
           "labelled questions (cragrag calibrate --golden) replace it")
     return cal, scores
 

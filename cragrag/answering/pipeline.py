@@ -405,10 +405,12 @@ def fit_gate(self: Pipeline,
              writer: str | None = None):  # auto | rules | llm (default: `settings.gate_probe_writer`)
     "Fit the gate's thresholds on probes made from this index (no labels) and record them (not on an index too small to probe); the `Calibration` and the probes' (answerable, unanswerable) scores."
     from cragrag.decide.calibration import best_scores, probe_line, save_calibration
+    from cragrag.decide.probes import negative_scores
     if self.tenant is not None: raise PermissionError("the gate is fitted on the whole collection: fit it from a pipeline without a tenant")
     t0 = time.perf_counter()
     probes, cost, cache = self._probes(n_articles, writer or self.settings.gate_probe_writer)
     pos, neg = best_scores(self, probes)
+    neg = negative_scores([x for x in probes if not x.answerable], neg)   # a near-domain concept by its mean over the forms
     cal = probe_line(pos, neg, self.settings.crag_abort_threshold)
     cal.chunks, cal.reranker, cal.seconds = self.store.count(), self.settings.reranker, round(time.perf_counter() - t0, 1)
     if cost is not None and not cost.fallback: cal.probe_writer, cal.llm_calls, cal.llm_tokens = cost.model, cost.calls, cost.tokens

@@ -10,9 +10,9 @@ from typing import Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['MIN_ANSWERABLE_PROBES', 'GATE_KEYS', 'best_scores', 'auc', 'Calibration', 'choose_thresholds', 'cross_validate',
-           'probe_line', 'save_calibration', 'calibration_status', 'gate_thresholds', 'calibrate', 'config_lines',
-           'plot_scores']
+__all__ = ['MIN_ANSWERABLE_PROBES', 'ANSWERED_QUANTILE', 'GATE_KEYS', 'best_scores', 'auc', 'Calibration', 'choose_thresholds',
+           'cross_validate', 'probe_line', 'save_calibration', 'calibration_status', 'gate_thresholds', 'calibrate',
+           'config_lines', 'plot_scores']
 
 # %% ../../nbs/decide/88_calibrate.ipynb #85c414c9
 def best_scores(pipeline, questions, top_k: int | None = None) -> tuple[list[float], list[float]]:
@@ -52,6 +52,7 @@ class Calibration:
     llm_calls: int = 0        # requests the model's writing made (0: templates, or every article cached)
     llm_tokens: int = 0       # their prompt and completion tokens
     probe_cost: dict | None = None   # the model's `ProbeCost` in full (fallback included), None for templates
+    answered_negatives: int = 0      # pool negatives that score like the index's own questions, so the index answers them: not read (probes only)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     @property
@@ -91,17 +92,20 @@ def cross_validate(pos: Sequence[float], neg: Sequence[float], k: int = 5, **kw)
 
 # %% ../../nbs/decide/88_calibrate.ipynb #fa2fb7b7
 MIN_ANSWERABLE_PROBES = 20   # fewer answerable probes than this (a handful of untitled chunks): too little to fit on; the defaults stay
+ANSWERED_QUANTILE = 0.5      # a negative scoring at or above this quantile of the answerable probes is one the index answers
 
 def probe_line(pos: Sequence[float], neg: Sequence[float],   # best scores of the answerable / unanswerable probes
                abort_threshold: float = 0.1,                   # the configured refuse line (kept, or lowered to the pass line)
                cap: float = 0.5) -> Calibration:               # the pass line never rises above this
-    "Gate thresholds from probe scores, no labels: pass above the best-scoring unanswerable probe, refuse below `abort_threshold`."
+    "Gate thresholds from probe scores, no labels: pass above the best unanswerable probe the index does not answer, refuse below `abort_threshold`."
     if not len(neg): raise ValueError("probing needs unanswerable probes (the bundled pool): is the package data missing?")   # answerable ones only report
-    t_pass = float(min(cap, round(max(neg) + 1e-4, 4)))   # just above the best unanswerable probe
+    bar = float(np.quantile(pos, ANSWERED_QUANTILE)) if len(pos) else float("inf")
+    kept = [x for x in neg if x < bar] or list(neg)        # every negative scoring like an answerable probe: read them all
+    t_pass = float(min(cap, round(max(kept) + 1e-4, 4)))   # just above the best unanswerable probe
     t_abort = float(min(abort_threshold, t_pass))
     return Calibration(t_pass, t_abort, _rate(pos, lambda x: x >= t_pass), _rate(neg, lambda x: x >= t_pass),
                        _rate(pos, lambda x: x < t_abort), _rate(neg, lambda x: x < t_abort), auc(pos, neg), len(pos), len(neg),
-                       0.0, float("nan"), source="probes")
+                       0.0, float("nan"), source="probes", answered_negatives=len(neg) - len(kept))
 
 # %% ../../nbs/decide/88_calibrate.ipynb #bf6c3f6b
 def save_calibration(store, cal: Calibration) -> None:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import hashlib, json, random, time, unicodedata
 from collections import defaultdict
+from statistics import fmean
 from dataclasses import dataclass
 from pydantic import BaseModel, Field
 from ..models.llm import CallLog, LLMError
@@ -22,8 +23,8 @@ from ..text.morphology import analyze
 # %% auto #0
 __all__ = ['FORMS', 'DEFINITION_FORMS', 'SKIP_TITLES', 'MAX_TERM', 'MAX_FAILURES', 'MIN_WRITTEN', 'Probe', 'ask', 'copies',
            'indexed_articles', 'negative_pool', 'absent_concepts', 'sample_articles', 'probe_questions',
-           'negative_probes', 'WrittenProbes', 'ProbeCost', 'probe_key', 'clean_written', 'written_probes',
-           'written_probe_questions']
+           'negative_probes', 'negative_scores', 'WrittenProbes', 'ProbeCost', 'probe_key', 'clean_written',
+           'written_probes', 'written_probe_questions']
 
 # %% ../../nbs/decide/87_probes.ipynb #0646eb5f
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Probe:
     answerable: bool
     kind: str                               # title | defined | written (by a model) | everyday | near
     source: tuple[str, str] | None = None   # (doc_id, article_id) an answerable probe was made from
+    concept: str | None = None              # the pool concept a near-domain negative asks about (asked in every form)
 
 # %% ../../nbs/decide/87_probes.ipynb #edbddab8
 FORMS = ("{t}은 어떻게 되나요?", "{t}에 대해 알려 주세요", "{t}의 요건은 무엇인가요?", "{t}은 어떤 절차로 하나요?")
@@ -102,10 +104,20 @@ def probe_questions(store,                  # the index to probe (a tenant's vie
     return _answerable(arts, n_articles, random.Random(seed)) + negative_probes(arts)
 
 def negative_probes(arts: dict) -> list[Probe]:
-    "The unanswerable probes for the articles `arts`: the everyday pool, and the question forms about concepts none of them mentions."
+    "The unanswerable probes for the articles `arts`: the everyday pool, and every question form about each concept none of them mentions."
     pool = negative_pool()
     near = absent_concepts(pool["concepts"], (t for _, t in arts.values()))
-    return [Probe(q, False, "everyday") for q in pool["everyday"]] + [Probe(ask(c, FORMS[i % len(FORMS)]), False, "near") for i, c in enumerate(near)]
+    return [Probe(q, False, "everyday") for q in pool["everyday"]] + [Probe(ask(c, f), False, "near", concept=c) for c in near for f in FORMS]
+
+# %% ../../nbs/decide/87_probes.ipynb #4fed2e3f
+def negative_scores(negatives: Sequence[Probe],   # the unanswerable probes, in the order of `scores`
+                    scores: Sequence[float],      # their best rerank scores (`cragrag.decide.calibration.best_scores`)
+                    ) -> list[float]:
+    "The negatives' scores as the pass line reads them: each everyday question alone, each near-domain concept by its mean over the question forms."
+    if len(negatives) != len(scores): raise ValueError(f"{len(negatives)} probes but {len(scores)} scores")
+    alone, by = [], defaultdict(list)
+    for x, s in zip(negatives, scores): (alone if x.concept is None else by[x.concept]).append(float(s))
+    return alone + [fmean(v) for v in by.values()]
 
 # %% ../../nbs/decide/87_probes.ipynb #2f8f69a7
 class WrittenProbes(BaseModel):
