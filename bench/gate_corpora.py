@@ -78,6 +78,12 @@ def fire35() -> tuple[list[Path], list[tuple[str, str]]]:
     qs = [("answerable", r["question"]) for r in rows] + [("ooc", g.question) for g in bundled_golden() if g.category == "out_of_corpus"]
     return [SHARED / "corpus" / d for d in docs], qs
 
+def group_corpus(group: str) -> tuple[list, list[tuple[str, str]]]:
+    "The documents a group indexes and its (kind, question) pairs: fire-35, a fresh group, the bundled demo corpus or shared laws."
+    if group == "fire-35": return fire35()
+    if group in FRESH_GROUPS: return fresh(group)
+    return (load_demo_corpus() if GROUPS[group] is None else [SHARED / "corpus" / "legalize-kr" / f"{n}.md" for n in GROUPS[group]]), questions(group)
+
 def best_scores(p: Pipeline, qs, on: bool) -> list[float]:
     p.reranker.query_level = on
     return [top_score(p.retrieve(q).sources) or 0.0 for _, q in qs]
@@ -135,9 +141,7 @@ def main(argv=None):
     if args.report: report(json.loads(Path(args.report).read_text(encoding="utf-8"))); return 0
     rows = []
     for group in args.groups.split(","):
-        if group == "fire-35": paths, qs = fire35()
-        elif group in FRESH_GROUPS: paths, qs = fresh(group)
-        else: paths, qs = (load_demo_corpus() if GROUPS[group] is None else [SHARED / "corpus" / "legalize-kr" / f"{n}.md" for n in GROUPS[group]]), questions(group)
+        paths, qs = group_corpus(group)
         p = Pipeline(qdrant_path=":memory:", trace_enabled=False)
         t = time.perf_counter(); p.index(paths, progress=False)
         t_index = time.perf_counter() - t

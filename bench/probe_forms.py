@@ -21,15 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 def score_forms(out_path: Path) -> dict:
-    from gate_corpora import GROUPS, SHARED, fire35
+    from gate_corpora import GROUPS, group_corpus
     from cragrag.answering.pipeline import Pipeline
     from cragrag.decide.gate import top_score
     from cragrag.decide.probes import FORMS, ask, indexed_articles, negative_pool, absent_concepts
-    from cragrag.indexing.documents import load_demo_corpus
     out = {}
     for group in [*GROUPS, "fire-35"]:
-        paths = fire35()[0] if group == "fire-35" else (load_demo_corpus() if GROUPS[group] is None else
-                                                         [SHARED / "corpus" / "legalize-kr" / f"{n}.md" for n in GROUPS[group]])
+        paths = group_corpus(group)[0]
         p = Pipeline(qdrant_path=":memory:", trace_enabled=False); t = time.perf_counter(); p.index(paths, progress=False)
         arts, pool = indexed_articles(p.store), negative_pool()
         near = absent_concepts(pool["concepts"], (txt for _, txt in arts.values()))

@@ -22,16 +22,14 @@ DEV = ["labor_privacy", "motor", "civil_health", "fire", "fire-35"]   # measured
 FRESH = ["commercial", "fire_codes"]                                  # bench/data/gate_fresh.jsonl: only reported
 
 def score_probes(groups, out_path: Path) -> dict:
-    from gate_corpora import GROUPS, SHARED, FRESH_GROUPS, fire35, fresh
+    from gate_corpora import group_corpus
     from cragrag.answering.pipeline import Pipeline
     from cragrag.decide.gate import top_score
     from cragrag.decide.probes import probe_questions
-    from cragrag.indexing.documents import load_demo_corpus
     out = json.loads(out_path.read_text(encoding="utf-8")) if out_path.exists() else {}
     for g in groups:
         if g in out: continue
-        paths = (fire35()[0] if g == "fire-35" else fresh(g)[0] if g in FRESH_GROUPS else
-                 load_demo_corpus() if GROUPS[g] is None else [SHARED / "corpus" / "legalize-kr" / f"{n}.md" for n in GROUPS[g]])
+        paths = group_corpus(g)[0]
         p = Pipeline(qdrant_path=":memory:", trace_enabled=False); t = time.perf_counter(); p.index(paths, progress=False)
         out[g] = [{"q": x.question, "answerable": x.answerable, "kind": x.kind, "concept": x.concept,
                    "score": top_score(p.retrieve(x.question).sources) or 0.0} for x in probe_questions(p.store)]
@@ -39,13 +37,11 @@ def score_probes(groups, out_path: Path) -> dict:
         out_path.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
     return out
 
-def negatives(rows, mean_forms=True):
-    "Negative scores: everyday one by one; near concepts by their mean over forms (or every form)."
-    alone = [r["score"] for r in rows if not r["answerable"] and not r["concept"]]
-    by = {}
-    for r in rows:
-        if r["concept"]: by.setdefault(r["concept"], []).append(r["score"])
-    return alone + ([float(np.mean(v)) for v in by.values()] if mean_forms else [s for v in by.values() for s in v])
+def negatives(rows):
+    "Negative scores as `Pipeline.fit_gate` reads them (`negative_scores`): everyday one by one, near concepts by their mean over forms."
+    from cragrag.decide.probes import Probe, negative_scores
+    neg = [r for r in rows if not r["answerable"]]
+    return negative_scores([Probe(r["q"], False, r["kind"], concept=r["concept"]) for r in neg], [r["score"] for r in neg])
 
 def positives(rows): return [r["score"] for r in rows if r["answerable"]]
 
@@ -65,12 +61,10 @@ RULES = {
 
 def _positional(rows):
     "The score of each concept in the one form `probe_questions` gave it before (its place among the absent concepts)."
-    seen, out = {}, []
+    by = {}
     for r in rows:
-        if r["concept"] and r["concept"] not in seen:
-            seen[r["concept"]] = len(seen); forms = [x["score"] for x in rows if x["concept"] == r["concept"]]
-            out.append(forms[seen[r["concept"]] % len(forms)])
-    return out
+        if r["concept"]: by.setdefault(r["concept"], []).append(r["score"])
+    return [forms[i % len(forms)] for i, forms in enumerate(by.values())]
 
 def judge(line, real):
     t = min(0.5, line + 1e-4)
