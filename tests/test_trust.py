@@ -2,7 +2,7 @@
 siblings, the critic's corpus look-ups and the title list), API keys on the HTTP API, loopback without keys, request
 caps, a whole-request deadline over a hung LLM, an oversized completion, and control characters in queries. Each test
 reproduces one finding of the trust review: it failed on the code before the fix."""
-import json, random, threading, time
+import json, random, re, threading, time
 from importlib.resources import files
 from pathlib import Path
 import pytest
@@ -60,6 +60,20 @@ def test_no_result_ever_carries_another_tenants_chunk(tenants, tenant, query, to
     assert set(v.indexed_titles()) == {TITLES[x] for x in TENANTS[tenant]}
     has = corpus_lookup(v.store, v.indexed_titles)
     assert has("「보험사기방지 특별법」 제8조") == ("fraud" in TENANTS[tenant])   # the critic's look-up sees only the tenant's laws
+
+def test_the_offline_rewrite_learns_from_a_tenants_own_chunks_only(tenants):
+    "The glossary's wording is chosen by the tenant's chunks: a word only another tenant's laws hold never enters its rewrite."
+    shared, views = tenants
+    own = {t: v.index_texts() for t, v in views.items()}
+    assert {t: len(x) for t, x in own.items()} == {t: v.store.count() for t, v in views.items()}
+    assert not any("해지" in x for x in own["team-c"]) and any("해지" in x for x in own["team-a"])   # the rewrite's 해지 is team-a's word, not team-c's
+    for q in ["회사가 보험 깨면 돈 돌려받나요?", "보험사가 망하면 어떻게 되나요?", "사장님이 월급을 안 줘요"]:
+        for t, v in views.items():
+            r = v.answer(q)
+            for rec in (v.last_trace.get("crag") or {}).get("attempts", [])[1:]:   # the rewrites this tenant's request searched
+                words = set(re.findall(r"\w+", rec["query"])) - set(re.findall(r"\w+", q))
+                assert all(any(w in x for x in own[t]) for w in words), (t, q, rec["query"])
+            assert _tenants_of(r.sources) <= {t}
 
 def test_a_tenant_cannot_widen_or_drop(tenants):
     _, views = tenants

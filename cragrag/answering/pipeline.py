@@ -87,7 +87,7 @@ class Components:
         self.settings = (type(settings)(**{**settings.model_dump(exclude_unset=True), **overrides}) if overrides else settings) if settings else load_settings(**overrides)
         self._lock, self._store, self._parts, self._ctx = threading.RLock(), store, {}, None
         self._rw = ReadWriteLock()            # searches read together; indexing writes alone
-        self._warm, self._titles, self._stages, self._gate = False, None, None, None
+        self._warm, self._titles, self._stages, self._gate, self._texts = False, None, None, None, None
         self._shared, self._view = False, None  # a tenant view shares its parent's store; its `TenantStore`
         self.tenant = None
         if tenant is not None:
@@ -140,6 +140,7 @@ def for_tenant(self: Components, tenant: str):
     self.store                                            # open the shared store once, here
     child = object.__new__(type(self)); child.__dict__.update(self.__dict__)
     child.tenant, child._ctx, child._titles, child._shared, child._view, child._gate = check_tenant(tenant), None, None, True, None, None
+    child._texts = None   # the tenant's own chunks' texts, never its parent's
     child.last_timings, child.last_trace = {}, None
     return child
 
@@ -236,7 +237,7 @@ def index(self: Components, paths=None,   # files/folders; None: the bundled dem
         chunks = tenant_chunks(chunks, self.tenant)
     with self._rw.write():
         if recreate: self._recreate()
-        self._ctx, self._titles, self._gate = None, None, None
+        self._ctx, self._titles, self._gate, self._texts = None, None, None, None
         rep = index_chunks(self.store, chunks, self.embedder, self.sparse_encoder,
                            cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
     _warn_if_grown(self.store)
@@ -266,6 +267,12 @@ def indexed_titles(self: Components) -> list[str]:
     from cragrag.check.critic import indexed_titles
     if self._titles is None: self._titles = indexed_titles(self.store)
     return self._titles
+
+@patch
+def index_texts(self: Components) -> list[str]:
+    "The indexed chunks' texts (a tenant's own only), read once and kept until the next `index()`: what the offline rewrite learns its vocabulary from."
+    if self._texts is None: self._texts = [p.get("text") or "" for _, p in self.store.scroll(fields=["text"])]
+    return self._texts
 
 # %% ../../nbs/answering/80_pipeline.ipynb #1afecca4
 @patch
@@ -329,8 +336,9 @@ def _harmful(self: Components):
 def services(self: Components):
     "What this pipeline's answer stages may use, for one request (`cragrag.answering.stages.Services`)."
     from cragrag.answering.stages import Services
+    from cragrag.decide.gate import over_index
     return Services(settings=self.gate_settings, llm=self.llm, store=self.store, search=self.search, multi_search=self.multi_search,
-                    rewriter=self.rewriter, titles=self.indexed_titles, external=lambda: self.external, harmful=self._harmful,
+                    rewriter=over_index(self.rewriter, self.index_texts), titles=self.indexed_titles, external=lambda: self.external, harmful=self._harmful,
                     tenant=self.tenant)
 
 # %% ../../nbs/answering/80_pipeline.ipynb #a17459ac

@@ -6,7 +6,7 @@
 from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
-import re, time
+import copy, re, time
 from pathlib import Path
 from typing import Callable, Sequence
 from ..models.llm import CallLog, LLMError
@@ -15,9 +15,9 @@ from ..text.glossary import load_glossary, apply_glossary
 from ..models.prompts import rewrite_messages
 
 # %% auto #0
-__all__ = ['REFUSAL_ANSWER', 'GateDecision', 'GateResult', 'top_score', 'evaluate_retrieval', 'GlossaryRewriter', 'clean_rewrite',
-           'LLMRewriter', 'make_rewriter', 'Attempt', 'CragOutcome', 'make_attempt', 'next_query', 'free_rescue',
-           'run_crag']
+__all__ = ['REFUSAL_ANSWER', 'GateDecision', 'GateResult', 'top_score', 'evaluate_retrieval', 'GlossaryRewriter', 'over_index',
+           'clean_rewrite', 'LLMRewriter', 'make_rewriter', 'Attempt', 'CragOutcome', 'make_attempt', 'next_query',
+           'free_rescue', 'run_crag']
 
 # %% ../../nbs/decide/30_crag.ipynb #90a21c11
 REFUSAL_ANSWER = "관련 내용을 찾지 못했습니다."
@@ -54,12 +54,22 @@ class GlossaryRewriter:
     "Offline rewriter: colloquial words → statutory terms from an editable glossary, matched on Kiwi morphemes."
     name = "glossary"
     calls_model = False   # free: tried once even below the abort line (`free_rescue`)
-    def __init__(self, path: str | Path | None = None): # glossary TSV (default: the bundled `data/glossary.tsv`)
-        self.entries = load_glossary(path)
+    def __init__(self, path: str | Path | None = None,             # glossary TSV (default: the bundled `data/glossary.tsv`)
+                 texts: Callable[[], Sequence[str]] | None = None): # the index's chunk texts, read on the first rewrite (see `over`)
+        self.entries, self.texts = load_glossary(path), texts
+    def over(self, texts: Callable[[], Sequence[str]]) -> GlossaryRewriter:
+        "The same glossary reading one index: the index chooses each entry's wording and lends its own forms of the question's words."
+        new = copy.copy(self); new.texts = texts
+        return new
     def rewrite(self, question: str, tried: Sequence[str] = (), *, log: CallLog | None = None) -> str | None:
-        "The question in statute vocabulary, or None when the glossary knows none of its words."
-        new, hits = apply_glossary(question, self.entries)
+        "The question in statute vocabulary, or None when neither the glossary nor the index knows any of its words."
+        new, hits = apply_glossary(question, self.entries, None if self.texts is None else self.texts())
         return new if hits else None
+
+# %% ../../nbs/decide/30_crag.ipynb #4889664b
+def over_index(rewriter, texts: Callable[[], Sequence[str]]):
+    "`rewriter` reading the index behind `texts` when it can learn from one (the glossary's `over`), else `rewriter` itself."
+    return rewriter.over(texts) if hasattr(rewriter, "over") else rewriter
 
 # %% ../../nbs/decide/30_crag.ipynb #8a60c156
 def clean_rewrite(text: str) -> str | None:

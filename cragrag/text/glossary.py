@@ -6,20 +6,28 @@
 from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
+import re
+from collections import Counter
 from typing import Sequence
 from .morphology import get_kiwi
-from .morphology import get_kiwi
+from .numbers import native_number
 
 # %% auto #0
-__all__ = ['GlossaryEntry', 'bundled_glossary', 'load_glossary', 'apply_glossary']
+__all__ = ['CONTEXT_TAGS', 'GlossaryEntry', 'bundled_glossary', 'load_glossary', 'choose_terms', 'noun_form', 'learned_spans',
+           'apply_glossary']
 
 # %% ../../nbs/text/06_glossary.ipynb #d9f8c0fc
 @dataclass(frozen=True)
 class GlossaryEntry:
     "One colloquial → statutory mapping."
     pattern: tuple[tuple[str, str | None], ...]  # (form, tag prefix or None) per morpheme
-    terms: str                                    # the statutory wording that replaces the match
+    terms: str                                    # the statutory wording that replaces the match (alternatives split by " | ")
     note: str = ""
+
+    @property
+    def alternatives(self) -> tuple[str, ...]:
+        "The statutory wordings to choose from: TERMS split on `|` (one for most entries)."
+        return tuple(" ".join(a.split()) for a in self.terms.split("|") if a.strip())
 
 def _glossary_entry(cols: list[str]) -> GlossaryEntry:
     pat = tuple((w.split("/", 1)[0], w.split("/", 1)[1] if "/" in w else None) for w in cols[0].split())
@@ -44,12 +52,17 @@ def load_glossary(path: str | Path | None = None) -> list[GlossaryEntry]:
     return sorted(out, key=lambda e: -len(e.pattern))
 
 # %% ../../nbs/text/06_glossary.ipynb #64ec6467
+def _glued_noun(toks, i: int) -> bool:
+    "Token `i` is a noun that continues the noun right before it, with no space: 설계사 in 보험설계사, 회사 in 보험회사."
+    return (i > 0 and toks[i].tag.startswith("NN") and toks[i - 1].tag.startswith(("NN", "XR", "SL"))
+            and toks[i - 1].start + toks[i - 1].len == toks[i].start)
+
 def _glossary_spans(toks, entries: Sequence[GlossaryEntry]) -> list[tuple[int, int, GlossaryEntry]]:
-    "(first token, end token, entry) of each glossary match in Kiwi tokens, left to right."
+    "(first token, end token, entry) of each glossary match in Kiwi tokens, left to right; never inside a compound noun."
     ok = lambda t, form, tag: t.form == form and (tag is None or t.tag.startswith(tag))
     out, i = [], 0
     while i < len(toks):
-        e = next((e for e in entries if i + len(e.pattern) <= len(toks)
+        e = None if _glued_noun(toks, i) else next((e for e in entries if i + len(e.pattern) <= len(toks)
                   and all(ok(toks[i + k], f, g) for k, (f, g) in enumerate(e.pattern))), None)
         if e is None: i += 1; continue
         j = i + len(e.pattern)
@@ -57,17 +70,82 @@ def _glossary_spans(toks, entries: Sequence[GlossaryEntry]) -> list[tuple[int, i
         out.append((i, j, e)); i = j
     return out
 
+# %% ../../nbs/text/06_glossary.ipynb #0fa31d80
+CONTEXT_TAGS = ("NNG", "NNP", "SL", "SH", "XR")   # the question's words that tell laws apart
+
+def choose_terms(alternatives: Sequence[str],     # an entry's statutory wordings (`GlossaryEntry.alternatives`)
+                 context: Sequence[str],          # the question's other nouns
+                 texts: Sequence[str] | None,     # the indexed chunks' texts; None: no index to ask
+                 ) -> str | None:
+    "The wording the index uses, restricted to its words the index holds: the most chunks holding it with a context word, then the most chunks; None when the index holds none (or, with no index, when there is a choice to make)."
+    if texts is None: return alternatives[0] if len(alternatives) == 1 else None
+    best, key = None, (0, 0)
+    for alt in alternatives:
+        ws = [w for w in alt.split() if any(w in t for t in texts)]
+        if not ws: continue
+        holding = [t for t in texts if all(w in t for w in ws)] or [t for t in texts if any(w in t for w in ws)]
+        k = (sum(any(c in t for c in context) for t in holding), len(holding))
+        if k > key: best, key = " ".join(ws), k
+    return best
+
+# %% ../../nbs/text/06_glossary.ipynb #60e348ce
+def noun_form(stem: str) -> str:
+    "The noun of a verb stem (-ㅁ/-음): 괴롭히 → 괴롭힘, 숨기 → 숨김, 받 → 받음."
+    c = ord(stem[-1]) - 0xAC00
+    if 0 <= c < 11172 and c % 28 == 0: return stem[:-1] + chr(ord(stem[-1]) + 16)   # add the final ㅁ
+    return stem + "음"
+
+def _span_end(toks, j: int) -> int:
+    while j < len(toks) and toks[j].tag.startswith(("E", "XS", "J")): j += 1   # endings, suffixes, particles go with a match
+    return j
+
+def learned_spans(toks, texts: Sequence[str], taken: set[int] = frozenset()) -> list[tuple[int, int, str]]:
+    "(first token, end token, the index's wording) for the question's words the index holds in another form; tokens in `taken` are left alone."
+    has = lambda w: any(w in t for t in texts)
+    out, i = [], 0
+    while i < len(toks):
+        t = toks[i]
+        if i in taken: i += 1; continue
+        if t.tag in ("NR", "SN") and i + 1 < len(toks) and toks[i + 1].form == "살" and toks[i + 1].tag == "NNB":
+            n = int(t.form) if t.tag == "SN" and t.form.isdigit() else native_number(t.form)
+            if n: out.append((i, _span_end(toks, i + 2), f"{n}세")); i += 2; continue
+        if t.tag.startswith(("VV", "VA")) and len(t.form) > 1 and not has(t.form) and has(noun_form(t.form)):
+            out.append((i, _span_end(toks, i + 1), noun_form(t.form))); i += 1; continue
+        j = i
+        while j + 1 < len(toks) and j + 1 not in taken and _glued_noun(toks, j + 1): j += 1
+        if j > i and t.tag.startswith("NN"):
+            whole = "".join(x.form for x in toks[i:j + 1])
+            first, last = t.form, toks[j].form
+            if len(first) >= 2 and len(last) >= 2 and not has(whole):
+                pat = re.compile(re.escape(first) + "[가-힣]{1,3}" + re.escape(last))
+                seen = Counter(m for x in texts for m in pat.findall(x))
+                if seen: out.append((i, _span_end(toks, j + 1), seen.most_common(1)[0][0])); i = j + 1; continue
+        i += 1
+    return out
+
 # %% ../../nbs/text/06_glossary.ipynb #9433e42a
-def apply_glossary(text: str, entries: Sequence[GlossaryEntry]) -> tuple[str, list[tuple[str, str]]]:
+def apply_glossary(text: str,                              # the question
+                   entries: Sequence[GlossaryEntry],       # `load_glossary()`
+                   texts: Sequence[str] | None = None      # the indexed chunks' texts: the index chooses wordings, and its own forms of the question's words count (`learned_spans`)
+                   ) -> tuple[str, list[tuple[str, str]]]:
     "`text` with every glossary match replaced by its statutory terms (none twice), and the (matched words, terms) pairs."
     toks = get_kiwi().tokenize(text)
     spans = _glossary_spans(toks, entries)
     inside = {k for i, j, _ in spans for k in range(i, j)}
+    learned = learned_spans(toks, texts, inside) if texts is not None else []
+    own = [t.form for k, t in enumerate(toks) if k not in inside and t.tag in CONTEXT_TAGS and len(t.form) > 1]
+    pick = [choose_terms(e.alternatives, own, texts) for _, _, e in spans]
+    others = lambda n: [w for m, p in enumerate(pick) if m != n and p for w in p.split()] + [w for *_, w in learned]
+    pick = [choose_terms(e.alternatives, own + others(n), texts) if len(e.alternatives) > 1 else p   # again, with the other matches' wordings
+            for n, ((_, _, e), p) in enumerate(zip(spans, pick))]
+    chosen = sorted([(i, j, w) for (i, j, _), w in zip(spans, pick) if w] + learned)
+    inside = {k for i, j, _ in chosen for k in range(i, j)}
     seen = {t.form for k, t in enumerate(toks) if k not in inside}   # the question's own words are not repeated
     out, hits, pos = [], [], 0
-    for i, j, e in spans:
+    for i, j, terms in chosen:
         start, end = toks[i].start, max(t.start + t.len for t in toks[i:j])
-        new = [w for w in e.terms.split() if w not in seen]; seen.update(new)
-        out += [text[pos:start], " ".join(new)]; hits.append((text[start:end], e.terms)); pos = end
+        new = [w for w in terms.split() if w not in seen]; seen.update(new)
+        glued = text[end:end + 1].isalnum()   # what follows the match (a noun Kiwi split off) is not glued to the new word
+        out += [text[pos:start], " ".join(new), " " if glued else ""]; hits.append((text[start:end], terms)); pos = end
     out.append(text[pos:])
     return " ".join("".join(out).split()), hits

@@ -11,8 +11,8 @@ from .korean import DATE_RE, AppendixRef, ArticleRef, date_parts, find_appendix_
 from .pii import identifier_spans
 
 # %% auto #0
-__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'NumericFact', 'blank_spans', 'number_spans', 'read_facts', 'extract_numeric_facts',
-           'render_fact']
+__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'NATIVE_TENS', 'NATIVE_UNITS', 'NumericFact', 'blank_spans', 'number_spans', 'read_facts',
+           'extract_numeric_facts', 'render_fact', 'native_number']
 
 # %% ../../nbs/text/03_numbers.ipynb #2efab5f5
 CRITICAL_KINDS = frozenset({"money", "period", "percent", "date"})
@@ -169,3 +169,17 @@ def render_fact(f: NumericFact) -> str:
     if f.kind == "count": return f"{v[1]}{v[0]}"
     unit = {"day": "일", "month": "개월", "business_day": "영업일", "hour": "시간"}[v[0]]
     return f"{fmt(v[1])}{unit}"
+
+# %% ../../nbs/text/03_numbers.ipynb #886ef2dc
+NATIVE_TENS = {"열": 10, "스물": 20, "스무": 20, "서른": 30, "마흔": 40, "쉰": 50, "예순": 60, "일흔": 70, "여든": 80, "아흔": 90}
+NATIVE_UNITS = {"한": 1, "하나": 1, "두": 2, "둘": 2, "세": 3, "셋": 3, "석": 3, "네": 4, "넷": 4, "넉": 4, "다섯": 5, "여섯": 6,
+                "일곱": 7, "여덟": 8, "아홉": 9}
+
+def native_number(word: str) -> int | None:
+    "The value of a native Korean numeral word (\"열다섯\" → 15, \"스무\" → 20), spaces ignored; None when it is not one."
+    w = "".join((word or "").split())
+    tens = next((t for t in sorted(NATIVE_TENS, key=len, reverse=True) if w.startswith(t)), "")
+    rest = w[len(tens):]
+    if rest and rest not in NATIVE_UNITS: return None
+    n = NATIVE_TENS.get(tens, 0) + NATIVE_UNITS.get(rest, 0)
+    return n or None
