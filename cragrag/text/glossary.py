@@ -99,38 +99,43 @@ def _span_end(toks, j: int) -> int:
     while j < len(toks) and toks[j].tag.startswith(("E", "XS", "J")): j += 1   # endings, suffixes, particles go with a match
     return j
 
+def _age(toks, i: int, texts) -> tuple[int, str] | None:
+    "열다섯 살 / 15살 at token `i`: (end token, 'N세')."
+    t = toks[i]
+    if t.tag not in ("NR", "SN") or i + 1 >= len(toks) or (toks[i + 1].form, toks[i + 1].tag) != ("살", "NNB"): return None
+    n = int(t.form) if t.tag == "SN" and t.form.isdigit() else native_number(t.form)
+    return (_span_end(toks, i + 2), f"{n}세") if n else None
+
+def _verb_noun(toks, i: int, texts) -> tuple[int, str] | None:
+    "A verb at token `i` the index never uses whose noun it does: (end token, the noun)."
+    t = toks[i]
+    if not t.tag.startswith(("VV", "VA")) or len(t.form) < 2 or any(t.form in x for x in texts): return None
+    noun = noun_form(t.form)
+    return (_span_end(toks, i + 1), noun) if any(noun in x for x in texts) else None
+
+def _spelled_out(toks, i: int, texts) -> tuple[int, str] | None:
+    "A compound at token `i` the index does not hold but spells out (주민번호 → 주민등록번호): (end token, its form)."
+    j = i
+    while j + 1 < len(toks) and _glued_noun(toks, j + 1): j += 1
+    first, last = toks[i].form, toks[j].form
+    if j == i or not toks[i].tag.startswith("NN") or len(first) < 2 or len(last) < 2: return None
+    if any("".join(x.form for x in toks[i:j + 1]) in x for x in texts): return None
+    pat = re.compile(re.escape(first) + "[가-힣]{1,3}" + re.escape(last))
+    seen = Counter(m for x in texts for m in pat.findall(x))
+    return (_span_end(toks, j + 1), seen.most_common(1)[0][0]) if seen else None
+
 def learned_spans(toks, texts: Sequence[str], taken: set[int] = frozenset()) -> list[tuple[int, int, str]]:
     "(first token, end token, the index's wording) for the question's words the index holds in another form; tokens in `taken` are left alone."
-    has = lambda w: any(w in t for t in texts)
     out, i = [], 0
     while i < len(toks):
-        t = toks[i]
-        if i in taken: i += 1; continue
-        if t.tag in ("NR", "SN") and i + 1 < len(toks) and toks[i + 1].form == "살" and toks[i + 1].tag == "NNB":
-            n = int(t.form) if t.tag == "SN" and t.form.isdigit() else native_number(t.form)
-            if n: out.append((i, _span_end(toks, i + 2), f"{n}세")); i += 2; continue
-        if t.tag.startswith(("VV", "VA")) and len(t.form) > 1 and not has(t.form) and has(noun_form(t.form)):
-            out.append((i, _span_end(toks, i + 1), noun_form(t.form))); i += 1; continue
-        j = i
-        while j + 1 < len(toks) and j + 1 not in taken and _glued_noun(toks, j + 1): j += 1
-        if j > i and t.tag.startswith("NN"):
-            whole = "".join(x.form for x in toks[i:j + 1])
-            first, last = t.form, toks[j].form
-            if len(first) >= 2 and len(last) >= 2 and not has(whole):
-                pat = re.compile(re.escape(first) + "[가-힣]{1,3}" + re.escape(last))
-                seen = Counter(m for x in texts for m in pat.findall(x))
-                if seen: out.append((i, _span_end(toks, j + 1), seen.most_common(1)[0][0])); i = j + 1; continue
-        i += 1
+        hit = None if i in taken else next((h for f in (_age, _verb_noun, _spelled_out) if (h := f(toks, i, texts))), None)
+        if hit and not taken.intersection(range(i, hit[0])): out.append((i, *hit)); i = hit[0]
+        else: i += 1
     return out
 
 # %% ../../nbs/text/06_glossary.ipynb #9433e42a
-def apply_glossary(text: str,                              # the question
-                   entries: Sequence[GlossaryEntry],       # `load_glossary()`
-                   texts: Sequence[str] | None = None      # the indexed chunks' texts: the index chooses wordings, and its own forms of the question's words count (`learned_spans`)
-                   ) -> tuple[str, list[tuple[str, str]]]:
-    "`text` with every glossary match replaced by its statutory terms (none twice), and the (matched words, terms) pairs."
-    toks = get_kiwi().tokenize(text)
-    spans = _glossary_spans(toks, entries)
+def _chosen_spans(toks, spans, texts) -> list[tuple[int, int, str]]:
+    "(first token, end token, wording) of every replacement: the glossary's matches with the wording the index chooses, and the index's own forms."
     inside = {k for i, j, _ in spans for k in range(i, j)}
     learned = learned_spans(toks, texts, inside) if texts is not None else []
     own = [t.form for k, t in enumerate(toks) if k not in inside and t.tag in CONTEXT_TAGS and len(t.form) > 1]
@@ -138,7 +143,15 @@ def apply_glossary(text: str,                              # the question
     others = lambda n: [w for m, p in enumerate(pick) if m != n and p for w in p.split()] + [w for *_, w in learned]
     pick = [choose_terms(e.alternatives, own + others(n), texts) if len(e.alternatives) > 1 else p   # again, with the other matches' wordings
             for n, ((_, _, e), p) in enumerate(zip(spans, pick))]
-    chosen = sorted([(i, j, w) for (i, j, _), w in zip(spans, pick) if w] + learned)
+    return sorted([(i, j, w) for (i, j, _), w in zip(spans, pick) if w] + learned)
+
+def apply_glossary(text: str,                              # the question
+                   entries: Sequence[GlossaryEntry],       # `load_glossary()`
+                   texts: Sequence[str] | None = None      # the indexed chunks' texts: the index chooses wordings, and its own forms of the question's words count (`learned_spans`)
+                   ) -> tuple[str, list[tuple[str, str]]]:
+    "`text` with every glossary match replaced by its statutory terms (none twice), and the (matched words, terms) pairs."
+    toks = get_kiwi().tokenize(text)
+    chosen = _chosen_spans(toks, _glossary_spans(toks, entries), texts)
     inside = {k for i, j, _ in chosen for k in range(i, j)}
     seen = {t.form for k, t in enumerate(toks) if k not in inside}   # the question's own words are not repeated
     out, hits, pos = [], [], 0
