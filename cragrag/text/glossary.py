@@ -81,9 +81,10 @@ def choose_terms(alternatives: Sequence[str],     # an entry's statutory wording
     if texts is None: return alternatives[0] if len(alternatives) == 1 else None
     best, key = None, (0, 0)
     for alt in alternatives:
-        ws = [w for w in alt.split() if any(w in t for t in texts)]
+        held = {w: [t for t in texts if w in t] for w in alt.split()}   # one pass over the index per word
+        ws = [w for w in alt.split() if held[w]]
         if not ws: continue
-        holding = [t for t in texts if all(w in t for w in ws)] or [t for t in texts if any(w in t for w in ws)]
+        holding = [t for t in held[ws[0]] if all(w in t for w in ws[1:])] or [t for t in texts if any(w in t for w in ws)]
         k = (sum(any(c in t for c in context) for t in holding), len(holding))
         if k > key: best, key = " ".join(ws), k
     return best
