@@ -78,6 +78,24 @@ def report(rows: list[dict]) -> dict:
         est["slot detection accuracy"] = bootstrap_ci([float(r["detected_slot"] == r["slot"]) for r in rows])
     return est
 
+def read_set(name: str) -> list[dict]:
+    "The rows of bench/data/<name>.jsonl."
+    return [json.loads(l) for l in (ROOT / "bench" / "data" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
+
+def print_summary(title: str, rows: list[dict], report) -> None:
+    "The title, every rate of `report(rows)` with its interval, then each group's means."
+    print(title)
+    for name, e in report(rows).items(): print(f"  {name:<44} {e}")
+    for g in dict.fromkeys(r["group"] for r in rows):
+        sub = [r for r in rows if r["group"] == g]
+        print(f"  {g:<14} " + "; ".join(f"{k.split(' (')[0]} {e.mean:.2f}" for k, e in report(sub).items() if e.n))
+
+def wins_losses(rows: list[dict], baseline: str, ok=lambda r: r["ok"]) -> tuple[list[str], list[str]]:
+    "Question ids `ok` now and not in the `baseline` --json file (wins), and the other way round (losses)."
+    base = {r["id"]: r for r in json.loads(Path(baseline).read_text())}
+    both = [(r, base[r["id"]]) for r in rows if r["id"] in base]
+    return [r["id"] for r, b in both if ok(r) and not ok(b)], [r["id"] for r, b in both if ok(b) and not ok(r)]
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", default="heldout", help="heldout, dev, or fresh (bench/data/answer_slots_<set>.jsonl)")
@@ -86,22 +104,15 @@ if __name__ == "__main__":
     ap.add_argument("--groups", nargs="*", help="only these groups")
     ap.add_argument("--fit-gate", action="store_true", help="fit the gate on probes after indexing each shared-law group, as `cragrag index` does")
     a = ap.parse_args()
-    data = [json.loads(l) for l in (ROOT / "bench" / "data" / f"answer_slots_{a.set}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
     by = collections.defaultdict(list)
-    for r in data: by[r["group"]].append(r)
+    for r in read_set(f"answer_slots_{a.set}"): by[r["group"]].append(r)
     slot_of, rows = asked_slot_fn(), []
     for g, rs in by.items():
         if not a.groups or g in a.groups: rows += run_group(g, rs, slot_of, a.fit_gate)
     if a.json: Path(a.json).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
-    print(f"# answers that answer: {a.set} set, {len(rows)} questions ({sum(r['answerable'] for r in rows)} answerable value questions)")
-    for name, e in report(rows).items(): print(f"  {name:<44} {e}")
-    for g in by:
-        sub = [r for r in rows if r["group"] == g]
-        if sub: print(f"  {g:<14} " + "; ".join(f"{k.split(' (')[0]} {e.mean:.2f}" for k, e in report(sub).items() if e.n))
+    print_summary(f"# answers that answer: {a.set} set, {len(rows)} questions ({sum(r['answerable'] for r in rows)} answerable value questions)", rows, report)
     miss = collections.Counter(r["slot"] for r in rows if r["answerable"] and not r["ok"])
     print("  answerable misses by slot:", dict(miss.most_common()))
     if a.baseline:
-        base = {r["id"]: r for r in json.loads(Path(a.baseline).read_text())}
-        wins = [r["id"] for r in rows if r["id"] in base and r["ok"] and not base[r["id"]]["ok"]]
-        losses = [r["id"] for r in rows if r["id"] in base and not r["ok"] and base[r["id"]]["ok"]]
+        wins, losses = wins_losses(rows, a.baseline)
         print(f"  against {a.baseline}: {len(wins)} wins {wins}; {len(losses)} losses {losses}")

@@ -7,7 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```[ \t]*$", re.M | re.S)
 NUM = re.compile(r"\d+\.\d+")   # a printed score, e.g. 0.75 (integers such as 30일 or 제650조 are compared as text)
-TOL = 0.011                     # scores are printed with 2 decimals; allow a last-digit flip across machines
+TOL = 0.025                     # printed with 2 decimals; one commit printed 0.65 and >= 0.66 for the same score on two CI machines
 
 def examples(md: str) -> list[tuple[str, str]]:
     "[(python source, the output shown)]: each ```python block with the ```text blocks that follow it directly."

@@ -75,6 +75,15 @@ def test_the_offline_rewrite_learns_from_a_tenants_own_chunks_only(tenants):
                 assert all(any(w in x for x in own[t]) for w in words), (t, q, rec["query"])
             assert _tenants_of(r.sources) <= {t}
 
+def test_the_router_reads_a_tenants_own_titles_only(tenants):
+    "A lookup is read over the tenant's own titles: another tenant's law named in a query is no name of this index."
+    _, views = tenants
+    for t, v in views.items():
+        assert set(v.router().names.laws) == {TITLES[x] for x in TENANTS[t]}
+    q = "원자력손해배상보상계약 약관 제2조 보상손실의 보상"                 # team-a's 약관, by its title and the heading of its 제2조
+    assert [views[t].retrieve(q).route.query_type.value for t in ("team-a", "team-b")] == ["structured_lookup", "interpretation"]
+    assert views["team-b"].router().named_laws(q) == []
+
 def test_a_tenant_cannot_widen_or_drop(tenants):
     _, views = tenants
     with pytest.raises(PermissionError, match="scoped to tenant 'team-b'"):

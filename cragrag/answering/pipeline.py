@@ -12,7 +12,7 @@ from typing import Iterable
 from fastcore.basics import patch
 from ..core.config import Settings, load_settings
 from ..indexing.documents import Document, chunk_document, load_demo_corpus, load_documents
-from ..retrieval.routing import classify_query
+from ..retrieval.routing import Router, classify_query, index_names
 from ..core.schema import AnswerResponse, Chunk, RetrieveResponse
 from ..core.clock import deadline, pausable
 from ..core.schema import Source
@@ -87,7 +87,7 @@ class Components:
         self.settings = (type(settings)(**{**settings.model_dump(exclude_unset=True), **overrides}) if overrides else settings) if settings else load_settings(**overrides)
         self._lock, self._store, self._parts, self._ctx = threading.RLock(), store, {}, None
         self._rw = ReadWriteLock()            # searches read together; indexing writes alone
-        self._warm, self._titles, self._stages, self._gate, self._texts = False, None, None, None, None
+        self._warm, self._titles, self._stages, self._gate, self._texts, self._names = False, None, None, None, None, None
         self._shared, self._view = False, None  # a tenant view shares its parent's store; its `TenantStore`
         self.tenant = None
         if tenant is not None:
@@ -140,7 +140,7 @@ def for_tenant(self: Components, tenant: str):
     self.store                                            # open the shared store once, here
     child = object.__new__(type(self)); child.__dict__.update(self.__dict__)
     child.tenant, child._ctx, child._titles, child._shared, child._view, child._gate = check_tenant(tenant), None, None, True, None, None
-    child._texts = None   # the tenant's own chunks' texts, never its parent's
+    child._texts = child._names = None   # the tenant's own chunks' texts and titles, never its parent's
     child.last_timings, child.last_trace = {}, None
     return child
 
@@ -237,7 +237,7 @@ def index(self: Components, paths=None,   # files/folders; None: the bundled dem
         chunks = tenant_chunks(chunks, self.tenant)
     with self._rw.write():
         if recreate: self._recreate()
-        self._ctx, self._titles, self._gate, self._texts = None, None, None, None
+        self._ctx, self._titles, self._gate, self._texts, self._names = None, None, None, None, None
         rep = index_chunks(self.store, chunks, self.embedder, self.sparse_encoder,
                            cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
     _warn_if_grown(self.store)
@@ -273,6 +273,14 @@ def index_texts(self: Components) -> list[str]:
     "The indexed chunks' texts (a tenant's own only), read once and kept until the next `index()`: what the offline rewrite learns its vocabulary from."
     if self._texts is None: self._texts = [p.get("text") or "" for _, p in self.store.scroll(fields=["text"])]
     return self._texts
+
+@patch
+def router(self: Components):
+    "The router over this index's own titles (`Router.over`): a lookup that names a law or an article's heading in any spacing is read as one; kept until the next `index()`."
+    if self._names is None:
+        if not self.store.exists(): return Router()   # nothing indexed yet: the search says what to do
+        self._names = Router().over(index_names(p for _, p in self.store.scroll(fields=["doc_title", "article_id", "article_title"])))
+    return self._names
 
 # %% ../../nbs/answering/80_pipeline.ipynb #1afecca4
 @patch
@@ -339,7 +347,7 @@ def services(self: Components):
     from cragrag.decide.gate import over_index
     return Services(settings=self.gate_settings, llm=self.llm, store=self.store, search=self.search, multi_search=self.multi_search,
                     rewriter=over_index(self.rewriter, self.index_texts), titles=self.indexed_titles, external=lambda: self.external, harmful=self._harmful,
-                    tenant=self.tenant)
+                    tenant=self.tenant, router=self.router)
 
 # %% ../../nbs/answering/80_pipeline.ipynb #a17459ac
 @patch(as_prop=True)
@@ -378,7 +386,7 @@ class Pipeline(Components):
         "Stage [1]: route → hybrid search → rerank → siblings; the `/retrieve` response."
         query = validate_query(query, self.settings.max_query_chars); validate_request(top_k, filters, self.settings)
         load_ms = self.warm(); t0 = time.perf_counter()
-        route = classify_query(query)
+        route = classify_query(query, self.router())
         with deadline(self.settings.request_deadline_s): sources = self.search(query, route, top_k, filters)
         return RetrieveResponse(trace_id=trace_id or uuid.uuid4().hex, query=query, route=route, sources=sources,
                                 elapsed_ms=round((time.perf_counter() - t0) * 1000), load_ms=load_ms or None)

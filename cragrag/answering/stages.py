@@ -14,7 +14,7 @@ from ..models.llm import BaseLLM, CallLog, LLMError
 from ..indexing.store import Store
 from ..core.clock import checkpoint, time_left
 from ..models.prompts import PROMPTS, calc_context_budget, truncate_context
-from ..retrieval.routing import classify_query
+from ..retrieval.routing import Router, classify_query
 from ..core.schema import AnswerResponse, RiskLevel, RouteResult, Source, Verification
 from ..check.verify import VerificationResult, verify_answer
 from ..check.guardrails import Checks, HarmfulContentFilter
@@ -91,6 +91,7 @@ class Services:
     external: Callable[[], ExternalSource | None]     # the three-way branch's source, built on first use (None: none configured)
     harmful: Callable[[], HarmfulContentFilter]       # the output guardrails' harmful-content filter, built on first use
     tenant: str | None = None                         # the request's tenant: the sufficiency ledger's access scope
+    router: Callable[[], Router] = Router             # the router over the index's own titles (`Pipeline.router`)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #e2e23d0a
 @dataclass
@@ -148,7 +149,7 @@ def options(svc: Services, st: AnswerState) -> AnswerOptions:
 # %% ../../nbs/answering/79_answer_path.ipynb #e90cefc5
 def route(svc: Services, st: AnswerState) -> RouteResult:
     "The route of the user's question (the prompt follows it even when a rewrite found the sources)."
-    return classify_query(st.query)
+    return classify_query(st.query, svc.router())
 
 # %% ../../nbs/answering/79_answer_path.ipynb #2a8f7afc
 def searcher(svc: Services, st: AnswerState) -> Callable:

@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ValidationError
 from .prompts import PROMPTS, cite, render_context
 from ..core.schema import QueryType, Source
-from ..text.korean import AMENDMENT_NOTE, CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, split_units
+from ..text.korean import AMENDMENT_NOTE, CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, named_titles, split_units
 from ..text.morphology import analyze
 from ..text.slots import Asked, asked_slot, frame_word, in_frame, qualifiers, slot_values, states, unconfirmed
 from ..core.clock import time_left
@@ -378,6 +378,9 @@ def _lookup(self: ExtractiveLLM, query: str, sources: Sequence[Source]) -> str |
     "The article `query` names, quoted whole from `sources` under its citation and location; None when none is there."
     refs = set(extract_refs(query)[0])
     hit = [s for s in sources if s.metadata.get("article_id") in refs]
+    if not hit: return None
+    laws = {t for t, _ in named_titles(query, [s.metadata.get("doc_title") or "" for s in sources])}   # named in any spacing
+    if laws: hit = [s for s in hit if s.metadata.get("doc_title") in laws]     # that law's article, never another law's of the number
     if not hit: return None
     art = hit[0].metadata["article_id"]; doc = hit[0].metadata.get("doc_id")
     same = sorted({s.chunk_id: s for s in sources if s.metadata.get("article_id") == art and s.metadata.get("doc_id") == doc}.values(),

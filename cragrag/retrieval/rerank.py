@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 import numpy as np
 from .search import Hit, candidate_k, search_candidates
-from .routing import classify_query
+from .routing import Router, classify_query, index_names
 from ..models.embedding import LazyModel, pick_device
 from ..text.korean import extract_refs, find_article_refs, law_match, law_norm
 from ..models.sparse import term_id
@@ -152,14 +152,14 @@ class CalibratedReranker:
         return p.tolist()
 
     def order(self, query: str, hits: list[Hit]) -> list[Hit]:
-        "Keep the retrieval order; an article the question names moves to the front: any named one for an article lookup, one named with its law (\"보험업법 102조의2\") for any question (see below)."
-        if classify_query(query).query_type.value == "structured_lookup":
-            refs = set(extract_refs(query)[0])
-            named = lambda h: bool(refs & _ref_ids(h.payload))
-        else:
-            refs = [r for r in find_article_refs(query)[0] if r.law]
-            named = lambda h: any(r.article in _ref_ids(h.payload) and law_match(r.law, law_norm(h.payload.get("doc_title") or "")) for r in refs)
-        return sorted(hits, key=lambda h: not named(h)) if refs else list(hits)   # stable: ties keep their rank
+        "Keep the retrieval order; an article the question names moves to the front: any named one for an article lookup (the named law's first), one named with its law (\"보험업법 102조의2\") for any question (see below)."
+        router = Router().over(index_names(h.payload for h in hits))   # a lookup as the router reads it over the candidates' own titles
+        if router.classify(query).query_type.value == "structured_lookup":
+            ids, laws = set(extract_refs(query)[0]), set(router.named_laws(query))
+            return sorted(hits, key=lambda h: (not ids & _ref_ids(h.payload), h.payload.get("doc_title") not in laws))   # stable: ties keep their rank
+        refs = [r for r in find_article_refs(query)[0] if r.law]
+        named = lambda h: any(r.article in _ref_ids(h.payload) and law_match(r.law, law_norm(h.payload.get("doc_title") or "")) for r in refs)
+        return sorted(hits, key=lambda h: not named(h)) if refs else list(hits)
 
 # %% ../../nbs/retrieval/24_rerank.ipynb #3197947e
 class BGEReranker(LazyModel):

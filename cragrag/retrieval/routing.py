@@ -5,12 +5,15 @@
 # %% ../../nbs/retrieval/10_routing.ipynb #8b0f787d
 from __future__ import annotations
 import re
-from dataclasses import dataclass, field
-from ..text.korean import LOOKUP_REF
+from dataclasses import dataclass, field, replace
+from typing import Iterable
+from fastcore.basics import patch
+from ..text.korean import LOOKUP_REF, extract_refs, named_titles
+from ..text.slots import asked_slot
 from ..core.schema import QueryType, RouteResult, SearchStrategy
 
 # %% auto #0
-__all__ = ['content_words', 'Router', 'classify_query']
+__all__ = ['content_words', 'IndexNames', 'index_names', 'title_forms', 'Router', 'classify_query']
 
 # %% ../../nbs/retrieval/10_routing.ipynb #0f768b61
 _COMPARISON_PATTERN = (r"비교|차이|다른\s*점|다른게|다른\s*게|뭐가\s*달라|무엇이\s*다르|어떻게\s*다르|다른가요|다른지|다릅니까|달라요|"
@@ -39,6 +42,29 @@ def content_words(text: str, lookup_words: re.Pattern) -> list[str]:
     "Words of `text` (references removed) that are not lookup phrasing, ignoring 1-letter leftovers."
     return [w for w in lookup_words.sub(" ", text).split() if len(re.sub(r"[^가-힣A-Za-z]", "", w)) >= 2]
 
+# %% ../../nbs/retrieval/10_routing.ipynb #198fa9a8
+@dataclass
+class IndexNames:
+    "What an index calls its documents and its articles."
+    laws: tuple[str, ...] = ()                                          # the documents' titles
+    articles: dict[str, tuple[str, ...]] = field(default_factory=dict)  # article id → its headings in the index
+
+def index_names(payloads: Iterable[dict]) -> IndexNames:
+    "The titles in chunk payloads (`doc_title`, `article_id`, `article_title`), as the router reads them."
+    laws, arts = set(), {}
+    for p in payloads:
+        if p.get("doc_title"): laws.add(p["doc_title"])
+        if p.get("article_id") and p.get("article_title"): arts.setdefault(p["article_id"], set()).add(p["article_title"])
+    return IndexNames(tuple(sorted(laws)), {a: tuple(sorted(t)) for a, t in arts.items()})
+
+def title_forms(titles: Iterable[str]) -> dict[str, str]:
+    "Each title's forms → the title: itself, without a closing parenthetical, and that parenthetical alone (a standard's code)."
+    out = {}
+    for t in titles:
+        out.setdefault(t, t)
+        if m := re.match(r"(.+?)\s*[(（]([^()（）]{3,})[)）]\s*$", t): out.setdefault(m[1], t); out.setdefault(m[2], t)
+    return out
+
 # %% ../../nbs/retrieval/10_routing.ipynb #a75e6c91
 def _compile(base: str, extra: list[str]) -> re.Pattern:
     "`base` or any of the `extra` alternatives, as one case-insensitive regex."
@@ -47,8 +73,9 @@ def _compile(base: str, extra: list[str]) -> re.Pattern:
 # %% ../../nbs/retrieval/10_routing.ipynb #2e808e0b
 @dataclass
 class Router:
-    "A compiled BASE + DOMAIN router. `extra` maps a QueryType to additional regex alternatives."
+    "A compiled BASE + DOMAIN router. `extra` maps a QueryType to additional regex alternatives; `names`, the index's own titles (see `Router.over`)."
     extra: dict[QueryType, list[str]] = field(default_factory=dict)
+    names: IndexNames | None = None
     def __post_init__(self):
         c = lambda base, qt: _compile(base, self.extra.get(qt, []))
         self.ref = c(LOOKUP_REF, QueryType.STRUCTURED_LOOKUP)
@@ -71,12 +98,17 @@ class Router:
         "Route one query (pure, deterministic, never raises on text)."
         q = " ".join(str(query).split())
         stripped, n_refs = self.ref.subn(" ", q)   # the query without its article/appendix references
-        meaning = self.meaning_type(stripped)
+        rest = self.unnamed(q, stripped) if n_refs and self.names is not None else stripped   # ... and without the index's own names
+        meaning = self.meaning_type(rest)
         if meaning is not None:
             return RouteResult(strategy=SearchStrategy.HYBRID if n_refs else SearchStrategy.DENSE_HEAVY, query_type=meaning)
         if not n_refs: return RouteResult(strategy=SearchStrategy.HYBRID, query_type=QueryType.SIMPLE_FACT)
-        if len(content_words(stripped, self.lookup_words)) <= 1:   # at most a document name left: a pure lookup
+        named_only = rest != stripped and not self.fact.search(rest) and not content_words(rest, self.lookup_words)
+        if named_only or len(content_words(stripped, self.lookup_words)) <= 1:   # nothing but a reference and names: a pure lookup
             return RouteResult(strategy=SearchStrategy.BM25_HEAVY, query_type=QueryType.STRUCTURED_LOOKUP)
+        asked = asked_slot(stripped)   # what is asked of the named article (with the reference, any question of one is a lookup)
+        if asked.wants_value or asked.slot == "who":   # "제60조에 따르면 … 며칠인가요?", "제3조에서 충압펌프란?": a value or a definition, read from the named article
+            return RouteResult(strategy=SearchStrategy.HYBRID, query_type=QueryType.SIMPLE_FACT)
         return RouteResult(strategy=SearchStrategy.HYBRID, query_type=QueryType.INTERPRETATION)
 
 # %% ../../nbs/retrieval/10_routing.ipynb #95b04e8e
@@ -85,3 +117,24 @@ _DEFAULT = Router()
 def classify_query(query: str, router: Router | None = None) -> RouteResult:
     "Stage [1-A]: the query type and search strategy of `query` (the pipeline design's 5-type regex router)."
     return (router or _DEFAULT).classify(query)
+
+# %% ../../nbs/retrieval/10_routing.ipynb #cb889af7
+@patch
+def over(self: Router, names: IndexNames | None) -> Router:
+    "This router reading `names` (an index's titles) as lookup words; the base and domain patterns are unchanged."
+    return replace(self, names=names)
+
+@patch
+def named_laws(self: Router, query: str) -> list[str]:
+    "The index's document titles that `query` names, in any spacing, by any of their forms (`title_forms`)."
+    forms = title_forms(self.names.laws) if self.names else {}
+    return list(dict.fromkeys(forms[f] for f, _ in named_titles(query, list(forms))))
+
+@patch
+def unnamed(self: Router, query: str, stripped: str) -> str:
+    "`stripped` (`query` without its references) without the index's names in it: its documents' titles and the named articles' headings."
+    titles = [*title_forms(self.names.laws), *(t for a in extract_refs(query)[0] for t in self.names.articles.get(a, ()))]
+    spans = [s for _, s in named_titles(stripped, titles)]
+    if not spans: return stripped
+    cuts = [0, *(x for s in spans for x in s), len(stripped)]
+    return " ".join(stripped[a:b] for a, b in zip(cuts[::2], cuts[1::2]))

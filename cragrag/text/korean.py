@@ -4,18 +4,19 @@
 
 # %% ../../nbs/text/02_korean.ipynb #03afa44c
 from __future__ import annotations
-import re
+import functools, re
 from dataclasses import dataclass
+from typing import Sequence
 
 # %% auto #0
 __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM_RE', 'LOOKUP_REF', 'GENERIC_LAW_WORDS',
            'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'OPEN_BRACKETS', 'CLOSE_BRACKETS', 'STATUTE_BREAK',
            'CLAUSE_BREAK', 'CUT_POINT', 'MARK_RANGE_RE', 'ISO_DATE', 'DATE_RE', 'AMENDMENT_NOTE', 'STOPWORDS',
            'CLAIM_FILLERS', 'PARTICLES', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef',
-           'law_norm', 'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws', 'find_article_refs',
-           'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs', 'split_sentences',
-           'split_units', 'line_sentences', 'first_sentence', 'statute_sentences', 'sentence_at', 'safe_cuts',
-           'mark_range', 'date_parts', 'with_particle']
+           'law_norm', 'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws', 'spaced', 'named_titles',
+           'find_article_refs', 'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs',
+           'split_sentences', 'split_units', 'line_sentences', 'first_sentence', 'statute_sentences', 'sentence_at',
+           'safe_cuts', 'mark_range', 'date_parts', 'with_particle']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -129,6 +130,21 @@ def named_laws(text: str) -> list[tuple[str, tuple[int, int]]]:
         if name in GENERIC_LAW_WORDS or name in NOT_LAW_WORDS or name.endswith(("하는법", "타는법", "받는법", "하는방법")): continue
         out.append((name, m.span()))
     return out
+
+# %% ../../nbs/text/02_korean.ipynb #b3a4a042
+@functools.lru_cache(maxsize=64)
+def _titles_rx(titles: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(f"({spaced(t)})" for t in titles))
+
+def spaced(name: str) -> str:
+    "A regex for `name` written with or without spaces or 「」 between its characters (its own 「」 and spaces dropped first)."
+    return r"[\s「」]*".join(map(re.escape, law_norm(name) or ""))
+
+def named_titles(text: str, titles: Sequence[str]) -> list[tuple[str, tuple[int, int]]]:
+    "(title, span) for each of `titles` that `text` names, in any spacing: longest first at each place, never overlapping."
+    ts = tuple(sorted({t for t in titles if law_norm(t)}, key=lambda t: (-len(law_norm(t)), t)))
+    if not ts or not text: return []
+    return [(ts[m.lastindex - 1], m.span()) for m in _titles_rx(ts).finditer(text)]
 
 # %% ../../nbs/text/02_korean.ipynb #bae49714
 _ART_RE = re.compile(

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import re
 from dataclasses import dataclass
-from .korean import AMENDMENT_NOTE, statute_sentences, with_particle
+from .korean import AMENDMENT_NOTE, extract_refs, statute_sentences, with_particle
 from .numbers import extract_numeric_facts
 
 # %% auto #0
@@ -151,10 +151,11 @@ def in_frame(text: str, asked: Asked, word: str | None) -> bool:
 _RAW_NUM = re.compile(r"\d[\d,.]*\s*[가-힣]")   # a number and the first letter after it: 1급, 1인, 3호
 
 def qualifiers(question: str) -> tuple:
-    "The numbers a question states (normalised facts, and the others as written without spaces): the text that answers it states them too."
-    facts = extract_numeric_facts(question or "")
+    "The numbers a question states (normalised facts, and the others as written without spaces): the text that answers it states them too. Its references are not among them."
+    question = extract_refs(question or "")[1]   # "제60조에 따르면" names the article to read, not a condition the value must meet
+    facts = extract_numeric_facts(question)
     covered = "".join(f.text for f in facts)
-    raw = [m[0].replace(" ", "") for m in _RAW_NUM.finditer(question or "") if m[0].replace(" ", "") not in covered.replace(" ", "")]
+    raw = [m[0].replace(" ", "") for m in _RAW_NUM.finditer(question) if m[0].replace(" ", "") not in covered.replace(" ", "")]
     return tuple((f.kind, f.value) for f in facts) + tuple(raw)
 
 def states(text: str, quals: tuple) -> bool:
