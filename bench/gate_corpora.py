@@ -14,14 +14,20 @@ Questions (none used to fit anything, except the bundled golden dev split, repor
   group before any of this was fitted (another law's topic in the group's own vocabulary);
 - fire-35: the shared fire dev set (101 citizens' questions) over the 35 laws and standards its gold articles cite;
 - commercial, fire_codes (`--groups commercial,fire_codes`): bench/data/gate_fresh.jsonl, 상법 alone and four fire
-  고시 alone, questions written before the per-concept probe line was tried on them.
+  고시 alone, questions written before the per-concept probe line was tried on them;
+- nuclear_terms, fraud_act, seismic_hydrant: bench/data/gate_fresh2.jsonl, 원자력손해배상보상계약 약관 alone, 보험사기방지특별법
+  alone, 내진설계 기준 + NFPC 102, questions written before near-domain negatives were made from the corpus itself;
+- motor_decree, fire_decree, apartment_code, privacy_act: bench/data/gate_fresh3.jsonl, one document each (자배법 시행령,
+  화재예방법 시행령, NFPC 608, 개인정보 보호법), questions written before the rules of its change were run on them.
 
 The gate reads the best rerank score of the first search (no rewrite): pass ≥ crag_score_threshold, refuse <
 crag_abort_threshold. Each group also reports the line `Pipeline.fit_gate` fits on probes made from its index (no
-labels; what `cragrag index` records for a user's documents) and what that line passes, its cost in seconds per 1,000
+labels; what `cragrag index` records for a user's documents, or the defaults where the fit is not recorded) and what that line passes, its cost in seconds per 1,000
 chunks beside the cost of indexing them, and the free rescue below the abort line (the glossary's one rewrite, which must
 pass on its own), and, below the fitted pass line, the offline rewrite the answer path tries (the glossary over the group's
-index: what it passes of answerable and of out-of-corpus questions). Shares come with 95 % bootstrap intervals."""
+index: what it passes of answerable and of out-of-corpus questions). A question framed by a law the index does not hold
+(`Router.other_laws`) is refused by the gate at any score, and counted so in the fitted-line figures. Shares come with 95 %
+bootstrap intervals."""
 import argparse, json, sys, time
 from pathlib import Path
 import numpy as np
@@ -63,15 +69,22 @@ def questions(group: str) -> list[tuple[str, str]]:
             if r["group"] == group]
     return out
 
-FRESH = ROOT / "bench" / "data" / "gate_fresh.jsonl"   # groups written after the probe line's first version, before its next change
+FRESH = [ROOT / "bench" / "data" / "gate_fresh.jsonl",    # groups written after the probe line's first version, before its next change
+         ROOT / "bench" / "data" / "gate_fresh2.jsonl",   # written before near-domain negatives were made from the corpus itself
+         ROOT / "bench" / "data" / "gate_fresh3.jsonl"]   # written before law_not_indexed and the weak-probe rule were run on them
+
+def fresh_rows() -> list[dict]:
+    "The rows of the fresh gate sets, their out-of-corpus kind spelled as this bench's (ooc)."
+    rows = [json.loads(l) for f in FRESH for l in open(f, encoding="utf-8")]
+    return [{**r, "kind": "ooc" if r["kind"] == "out_of_corpus" else r["kind"]} for r in rows]
 
 def fresh(group: str) -> tuple[list[Path], list[tuple[str, str]]]:
-    "The documents and (kind, question) of a group of bench/data/gate_fresh.jsonl: its answerable questions' gold documents."
-    rows = [r for r in map(json.loads, open(FRESH, encoding="utf-8")) if r["group"] == group]
+    "The documents and (kind, question) of a fresh group: its answerable questions' gold documents."
+    rows = [r for r in fresh_rows() if r["group"] == group]
     docs = sorted({g["doc"] for r in rows for g in r["gold"]})
     return [SHARED / "corpus" / d for d in docs], [(r["kind"], r["question"]) for r in rows]
 
-FRESH_GROUPS = list(dict.fromkeys(json.loads(l)["group"] for l in open(FRESH, encoding="utf-8")))
+FRESH_GROUPS = list(dict.fromkeys(r["group"] for r in fresh_rows()))
 
 def fire35() -> tuple[list[Path], list[tuple[str, str]]]:
     rows = [json.loads(l) for l in open(SHARED / "eval" / "fire_qna_dev.jsonl", encoding="utf-8")]
@@ -84,6 +97,14 @@ def group_corpus(group: str) -> tuple[list, list[tuple[str, str]]]:
     if group == "fire-35": return fire35()
     if group in FRESH_GROUPS: return fresh(group)
     return (load_demo_corpus() if GROUPS[group] is None else [SHARED / "corpus" / "legalize-kr" / f"{n}.md" for n in GROUPS[group]]), questions(group)
+
+def framed_elsewhere(p: Pipeline, q: str) -> bool:
+    "Whether the gate refuses `q` at any score: framed by a law the index does not hold (`Router.other_laws`; an older cragrag: never)."
+    return bool(getattr(p.router().classify(q), "other_laws", ()))
+
+def passes(x: dict, line: float) -> bool:
+    "Whether the gate passes row `x` at once at `line` (with the query-level adjustment)."
+    return x["on"] >= line and not x.get("other_law")
 
 def best_scores(p: Pipeline, qs, on: bool) -> list[float]:
     p.reranker.query_level = on
@@ -115,15 +136,15 @@ def report(rows: list[dict]) -> None:
         print(f"\n{g}   AUC answerable vs out-of-corpus: {auc([r['off'] for r in pos], [r['off'] for r in neg]):.3f} → "
               f"{auc([r['on'] for r in pos], [r['on'] for r in neg]):.3f}")
         if "fit_pass" in sel[0]:
-            fitted = lambda xs: np.mean([x["on"] >= x["fit_pass"] for x in xs]) if xs else float("nan")
-            fitted_ref = lambda xs: np.mean([x["on"] < x["fit_abort"] for x in xs]) if xs else float("nan")
+            fitted = lambda xs: np.mean([passes(x, x["fit_pass"]) for x in xs]) if xs else float("nan")
+            fitted_ref = lambda xs: np.mean([x["on"] < x["fit_abort"] or bool(x.get("other_law")) for x in xs]) if xs else float("nan")
             per = {r["group"]: r for r in sel}
             cost = sum(r["fit_seconds"] for r in per.values()) / sum(r["chunks"] for r in per.values()) * 1000
             idx = sum(r["index_seconds"] for r in per.values()) / sum(r["chunks"] for r in per.values()) * 1000
-            lines = ", ".join(f"{g2} {r['fit_pass']:.3f}/{r['fit_abort']:.3f}" for g2, r in per.items())
+            lines = ", ".join(f"{g2} {r['fit_pass']:.3f}/{r['fit_abort']:.3f}" + (f" (defaults: {r['fit_kept']})" if r.get("fit_kept") else "") for g2, r in per.items())
             near = [r for r in sel if r["kind"] == "near_ooc"]
             print(f"  gate fitted on probes (pass/refuse: {lines}; {cost:.1f} s per 1k chunks, indexing {idx:.1f} s per 1k chunks):\n"
-                  f"    answerable passed at once {fitted(pos):.2f} (fixed 0.3: {np.mean([x['on'] >= hi for x in pos]):.2f}), refused at once {fitted_ref(pos):.2f}; "
+                  f"    answerable passed at once {fitted(pos):.2f} (fixed 0.3: {np.mean([passes(x, hi) for x in pos]):.2f}), refused at once {fitted_ref(pos):.2f}; "
                   f"out-of-corpus passed {fitted(neg):.2f} (near-domain {fitted(near):.2f}), refused at once {fitted_ref(neg):.2f}")
         tried = [r for r in sel if r.get("rescue") is not None]
         if tried:
@@ -133,11 +154,12 @@ def report(rows: list[dict]) -> None:
                 f"{sum(ok(r, r.get('fit_pass', hi)) and r['on'] < r.get('fit_abort', lo) for r in tried if r['kind'] == k)} (fitted line)"
                 for k in dict.fromkeys(r["kind"] for r in tried)))
         if any("rewrite" in r for r in sel) and "fit_pass" in sel[0]:
-            after = lambda r: r["on"] >= r["fit_pass"] or (r.get("rewrite") is not None and r["rewrite"] >= r["fit_pass"])
+            after = lambda r: not r.get("other_law") and (r["on"] >= r["fit_pass"] or (r.get("rewrite") is not None and r["rewrite"] >= r["fit_pass"]))
             print("  passed at once or after the offline rewrite (fitted line): " + "; ".join(
                 f"{k} {sum(after(r) for r in sel if r['kind'] == k)}/{sum(r['kind'] == k for r in sel)} "
                 f"(rewritten {sum(r.get('rewrite') is not None for r in sel if r['kind'] == k)}, passed by it "
-                f"{sum(after(r) and r['on'] < r['fit_pass'] for r in sel if r['kind'] == k)})"
+                f"{sum(after(r) and r['on'] < r['fit_pass'] for r in sel if r['kind'] == k)}; refused as framed by a law not indexed "
+                f"{sum(bool(r.get('other_law')) for r in sel if r['kind'] == k)})"
                 for k in ("answerable", "ooc", "near_ooc") if any(r["kind"] == k for r in sel)))
         for kind, f, what in [("answerable", lambda v: v >= hi, "passed at once"), ("answerable", lambda v: v < lo, "refused at once"),
                               ("absent", lambda v: v >= hi, "passed at once"), ("ooc", lambda v: v >= hi, "passed"),
@@ -161,11 +183,14 @@ def main(argv=None):
         t_index = time.perf_counter() - t
         off, on = best_scores(p, qs, False), best_scores(p, qs, True)
         cal, _ = p.fit_gate(save=False)       # no labels: the pass line above every unanswerable probe (query-level adjustment on)
+        kept = getattr(cal, "not_recorded", "too_few_probes" if cal.too_few_probes else None)   # not recorded: the user's gate keeps the defaults
+        line = (p.settings.crag_score_threshold, p.settings.crag_abort_threshold) if kept else (cal.pass_threshold, cal.abort_threshold)
         print(f"## {group}: {p.store.count()} chunks indexed in {t_index:.0f} s, {len(qs)} questions; gate fitted on probes in "
-              f"{cal.seconds:.0f} s: pass ≥ {cal.pass_threshold:.3f}, refuse < {cal.abort_threshold:.3f}", file=sys.stderr)
-        fit = {"fit_pass": cal.pass_threshold, "fit_abort": cal.abort_threshold, "fit_seconds": cal.seconds, "chunks": p.store.count(), "index_seconds": round(t_index, 1)}
-        rows += [{"group": group, "kind": k, "question": q, "off": a, "on": b, "rescue": rescue_score(p, q, b),
-                  "rewrite": rewrite_score(p, q, b, cal.pass_threshold), **fit} for (k, q), a, b in zip(qs, off, on)]
+              f"{cal.seconds:.0f} s: pass ≥ {cal.pass_threshold:.3f}, refuse < {cal.abort_threshold:.3f}"
+              + (f" (not recorded, {kept}: the gate keeps {line[0]} / {line[1]})" if kept else ""), file=sys.stderr)
+        fit = {"fit_pass": line[0], "fit_abort": line[1], "fit_kept": kept, "fit_seconds": cal.seconds, "chunks": p.store.count(), "index_seconds": round(t_index, 1)}
+        rows += [{"group": group, "kind": k, "question": q, "off": a, "on": b, "rescue": rescue_score(p, q, b), "other_law": framed_elsewhere(p, q),
+                  "rewrite": rewrite_score(p, q, b, line[0]), **fit} for (k, q), a, b in zip(qs, off, on)]
     if args.json: Path(args.json).write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
     report(rows)
     return 0

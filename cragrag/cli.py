@@ -141,9 +141,11 @@ def fit_after_index(p, say=print):
         return say(f"gate: keeping the thresholds fitted on your labelled questions (pass ≥ {rec['pass_threshold']:.3g}, "
                    f"refuse < {rec['abort_threshold']:.3g}); run cragrag calibrate again after large changes")
     cal, _ = fit = p.fit_gate()
-    if cal.too_few_probes:
-        say(f"gate: not fitted, too few titled articles to ask about ({cal.n_pos} answerable probes); "
-            f"the thresholds stay {p.gate_settings.crag_score_threshold:.3g} / {p.gate_settings.crag_abort_threshold:.3g}")
+    if cal.not_recorded:
+        why = (f"too few titled articles to ask about ({cal.n_pos} answerable probes)" if cal.too_few_probes else
+               f"the questions made from your articles score too low to tell (median {cal.probe_median:.2f}, line {cal.pass_threshold:.3g})")
+        say(f"gate: not fitted, {why}; the thresholds stay {p.gate_settings.crag_score_threshold:.3g} / {p.gate_settings.crag_abort_threshold:.3g}"
+            " (cragrag calibrate --golden fits them on your own questions)")
     else: say(fit_line(cal) + ("" if p.gate_source == "probes" else "; not used: your settings set the thresholds"))
     return fit
 
@@ -369,6 +371,9 @@ def _probe_calibration(args):
         if collection_info(p.store) is None: raise LookupError("the index is empty: give --docs FILES_OR_FOLDERS, or run cragrag index first")
         cal, scores = p.fit_gate()
     from cragrag.decide.calibration import MIN_ANSWERABLE_PROBES
+    if cal.weak_probes:
+        raise ValueError(f"the questions made from your articles score too low to fit on (median {cal.probe_median:.2f}, below the pass line "
+                         f"{p.gate_settings.crag_score_threshold:.3g}, and a line of {cal.pass_threshold:.3g}): the thresholds stay; calibrate on your own questions (--golden)")
     if cal.too_few_probes:
         raise ValueError(f"too few titled articles to fit on ({cal.n_pos} answerable probes, {MIN_ANSWERABLE_PROBES} needed): "
                          "index more documents, or calibrate on your own questions (--golden)")

@@ -276,10 +276,10 @@ def index_texts(self: Components) -> list[str]:
 
 @patch
 def router(self: Components):
-    "The router over this index's own titles (`Router.over`): a lookup that names a law or an article's heading in any spacing is read as one; kept until the next `index()`."
+    "The router over this index's own titles (`Router.over`): a lookup that names a law or an article's heading in any spacing is read as one, a question framed by a law it does not hold is marked; kept until the next `index()`."
     if self._names is None:
         if not self.store.exists(): return Router()   # nothing indexed yet: the search says what to do
-        self._names = Router().over(index_names(p for _, p in self.store.scroll(fields=["doc_title", "article_id", "article_title"])))
+        self._names = Router().over(index_names(p for _, p in self.store.scroll(fields=["doc_title", "article_id", "article_title", "ref_edges"])))
     return self._names
 
 # %% ../../nbs/answering/80_pipeline.ipynb #1afecca4
@@ -419,7 +419,7 @@ def fit_gate(self: Pipeline,
              n_articles: int = 60,     # articles sampled for the template probes
              save: bool = True,        # record the thresholds with the index (the gate then uses them)
              writer: str | None = None):  # auto | rules | llm (default: `settings.gate_probe_writer`)
-    "Fit the gate's thresholds on probes made from this index (no labels) and record them (not on an index too small to probe); the `Calibration` and the probes' (answerable, unanswerable) scores."
+    "Fit the gate's thresholds on probes made from this index (no labels) and record them (not on an index too small to probe, nor when its own probes score too low to tell: `Calibration.not_recorded`); the `Calibration` and the probes' (answerable, unanswerable) scores."
     from cragrag.decide.calibration import best_scores, probe_line, save_calibration
     from cragrag.decide.probes import negative_scores
     if self.tenant is not None: raise PermissionError("the gate is fitted on the whole collection: fit it from a pipeline without a tenant")
@@ -427,12 +427,12 @@ def fit_gate(self: Pipeline,
     probes, cost, cache = self._probes(n_articles, writer or self.settings.gate_probe_writer)
     pos, neg = best_scores(self, probes)
     neg = negative_scores([x for x in probes if not x.answerable], neg)   # a near-domain concept by its mean over the forms
-    cal = probe_line(pos, neg, self.settings.crag_abort_threshold)
+    cal = probe_line(pos, neg, self.settings.crag_abort_threshold, pass_threshold=self.settings.crag_score_threshold)
     cal.chunks, cal.reranker, cal.seconds = self.store.count(), self.settings.reranker, round(time.perf_counter() - t0, 1)
     if cost is not None and not cost.fallback: cal.probe_writer, cal.llm_calls, cal.llm_tokens = cost.model, cost.calls, cost.tokens
     cal.probe_cost = None if cost is None else asdict(cost)
     if save and cache is not None: self.store.write_record({**(self.store.record() or {}), PROBE_CACHE: dict(list(cache.items())[-MAX_CACHED_ARTICLES:])})
-    if save and not cal.too_few_probes: save_calibration(self.store, cal); self._gate = None
+    if save and cal.not_recorded is None: save_calibration(self.store, cal); self._gate = None
     return cal, (pos, neg)
 
 PROBE_CACHE, MAX_CACHED_ARTICLES = "probe_cache", 2000   # the model record's cache of written probes, newest kept

@@ -36,13 +36,15 @@ from ..decide.sufficiency.ledger import LLMSupportJudge
 from ..check.relevance import Relevance, answer_relevance, relevance_hint
 from ..text.slots import VALUE_SLOTS, asked_slot, definition_query, is_unconfirmed, penalty_query, slot_values, unconfirmed
 from ..indexing.refgraph import cites
+from ..text.korean import with_particle
 
 
 # %% auto #0
 __all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Services', 'Generation', 'Guard', 'AnswerState', 'options',
            'route', 'searcher', 'crag_loop', 'crag', 'three_way', 'crag_three_way', 'sufficiency', 'missing_note',
            'lookup_context', 'generate', 'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag',
-           'relevance', 'guard', 'Stage', 'run_stages', 'contract_of', 'answer_response', 'trace_record']
+           'relevance', 'guard', 'Stage', 'run_stages', 'contract_of', 'refusal_text', 'answer_response',
+           'trace_record']
 
 # %% ../../nbs/answering/79_answer_path.ipynb #05b77008
 class Refusal(Exception):
@@ -166,7 +168,7 @@ def searcher(svc: Services, st: AnswerState) -> Callable:
 
 def crag_loop(svc: Services, st: AnswerState) -> CragOutcome:
     "The gate and rewrite loop's outcome, kept on the state; `empty_index` when nothing was found because nothing is indexed."
-    st.crag = out = run_crag(st.query, searcher(svc, st), svc.rewriter, svc.settings, log=st.log)
+    st.crag = out = run_crag(st.query, searcher(svc, st), svc.rewriter, svc.settings, route=lambda q: classify_query(q, svc.router()), log=st.log)   # each attempt routed over the index's names, as `retrieve` is
     if out.refusal_reason == "no_sources" and svc.store.count() == 0: raise Refusal("empty_index")
     return out
 
@@ -183,7 +185,7 @@ def three_way(svc: Services, st: AnswerState, out: CragOutcome) -> CorrectiveRes
     s, internal = svc.settings, out.final.sources
     if out.passed: verdict = RetrievalVerdict.CORRECT
     elif s.three_way_grader == "llm" and svc.llm.can_structured and internal: verdict = grade_retrieval(svc.llm, st.query, internal[:5], st.log)
-    else: verdict = verdict_from_gate(evaluate_retrieval(internal, s))
+    else: verdict = verdict_from_gate(evaluate_retrieval(internal, s, out.final.route))
     policy = ExternalPolicy(allow_external=s.allow_external, allow_private=s.allow_private_external, mask_pii=s.mask_pii)
     return corrective_route(st.query, verdict, internal, svc.external(), policy)
 
@@ -456,9 +458,15 @@ def _verification(st: AnswerState) -> Verification | None:
     return Verification(risk_level=max(c.verification.risk_level, RiskLevel.WARN), groundedness=c.verification.groundedness,
                         warnings=extra, escalation_required=c.escalation_required)
 
+def refusal_text(st: AnswerState) -> str:
+    "A refusal's words: the gate's, and for a question framed by a law the index does not hold, which law (index it to ask about it)."
+    laws = st.crag.final.route.other_laws if st.refusal.reason == "law_not_indexed" and st.crag else ()
+    if not laws: return REFUSAL_ANSWER
+    return f"{REFUSAL_ANSWER} 질문의 「{laws[0]}」{with_particle(laws[0], '은')[len(laws[0]):]} 색인된 문서에 없습니다."
+
 def _answer_text(st: AnswerState, contract) -> str:
     "The answer's text: the refusal (or the grounded contract's explicit failure), else the guarded or critiqued answer; a PARTIAL verdict names what is missing."
-    if st.refusal is not None: return render_grounded(contract) if contract is not None else REFUSAL_ANSWER
+    if st.refusal is not None: return render_grounded(contract) if contract is not None else refusal_text(st)
     text = st.guard.answer if st.guard is not None else st.critique.answer
     o = st.sufficiency
     return text + missing_note(o) if o is not None and o.verdict.verdict == "PARTIAL" else text

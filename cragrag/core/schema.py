@@ -34,6 +34,16 @@ class RouteResult(BaseModel):
     model_config = ConfigDict(frozen=True)
     strategy: SearchStrategy
     query_type: QueryType
+    other_laws: tuple[str, ...] = ()   # over an index: the laws the question is framed by that the index does not hold (the gate refuses it)
+
+    @model_serializer(mode="wrap")
+    def _without_empty(self, handler):
+        d = handler(self)
+        if not self.other_laws: d.pop("other_laws", None)
+        return d
+
+    def __repr_args__(self):   # printed as before when no law is missing
+        return [(k, v) for k, v in super().__repr_args__() if k != "other_laws" or v]
 
 # %% ../../nbs/core/01_schema.ipynb #8bd47b66
 class Chunk(BaseModel):

@@ -53,12 +53,19 @@ class Calibration:
     llm_tokens: int = 0       # their prompt and completion tokens
     probe_cost: dict | None = None   # the model's `ProbeCost` in full (fallback included), None for templates
     answered_negatives: int = 0      # pool negatives that score like the index's own questions, so the index answers them: not read (probes only)
+    probe_median: float | None = None   # the answerable probes' median score (probes only)
+    weak_probes: bool = False        # the index's own probes score low and the line fell below the refuse line: not recorded (probes only)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     @property
     def too_few_probes(self) -> bool:
         "A fit on probes from an index too small to probe (fewer than `MIN_ANSWERABLE_PROBES` answerable ones): not recorded, the defaults stay."
         return self.source == "probes" and self.n_pos < MIN_ANSWERABLE_PROBES
+
+    @property
+    def not_recorded(self) -> str | None:
+        "Why a fit on probes is not recorded (the configured thresholds stay): too_few_probes | weak_probes; None when it is."
+        return "too_few_probes" if self.too_few_probes else "weak_probes" if self.weak_probes else None
 
 def _rate(xs, f) -> float: return float(np.mean([f(x) for x in xs])) if len(xs) else float("nan")
 
@@ -96,16 +103,19 @@ ANSWERED_QUANTILE = 0.5      # a negative scoring at or above this quantile of t
 
 def probe_line(pos: Sequence[float], neg: Sequence[float],   # best scores of the answerable / unanswerable probes
                abort_threshold: float = 0.1,                   # the configured refuse line (kept, or lowered to the pass line)
-               cap: float = 0.5) -> Calibration:               # the pass line never rises above this
+               cap: float = 0.5,                               # the pass line never rises above this
+               pass_threshold: float = 0.3) -> Calibration:    # the configured pass line (probes mostly below it, with a line under the refuse line: weak)
     "Gate thresholds from probe scores, no labels: pass above the best unanswerable probe the index does not answer, refuse below `abort_threshold`."
     if not len(neg): raise ValueError("probing needs unanswerable probes (the bundled pool): is the package data missing?")   # answerable ones only report
     bar = float(np.quantile(pos, ANSWERED_QUANTILE)) if len(pos) else float("inf")
     kept = [x for x in neg if x < bar] or list(neg)        # every negative scoring like an answerable probe: read them all
     t_pass = float(min(cap, round(max(kept) + 1e-4, 4)))   # just above the best unanswerable probe
     t_abort = float(min(abort_threshold, t_pass))
+    med = float(np.median(pos)) if len(pos) else None
     return Calibration(t_pass, t_abort, _rate(pos, lambda x: x >= t_pass), _rate(neg, lambda x: x >= t_pass),
                        _rate(pos, lambda x: x < t_abort), _rate(neg, lambda x: x < t_abort), auc(pos, neg), len(pos), len(neg),
-                       0.0, float("nan"), source="probes", answered_negatives=len(neg) - len(kept))
+                       0.0, float("nan"), source="probes", answered_negatives=len(neg) - len(kept), probe_median=med,
+                       weak_probes=med is not None and med < pass_threshold and t_pass < abort_threshold)
 
 # %% ../../nbs/decide/88_calibrate.ipynb #bf6c3f6b
 def save_calibration(store, cal: Calibration) -> None:

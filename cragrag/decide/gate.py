@@ -32,7 +32,7 @@ class GateResult:
     "The gate's decision and why."
     decision: GateDecision
     top_score: float | None  # best rerank score among the hits (None: no scored hit)
-    reason: str              # pass | vocabulary_gap | no_topic | no_sources
+    reason: str              # pass | vocabulary_gap | no_topic | no_sources | law_not_indexed
 
 # %% ../../nbs/decide/30_crag.ipynb #a11787e4
 def top_score(sources: Sequence[Source]) -> float | None:
@@ -41,10 +41,13 @@ def top_score(sources: Sequence[Source]) -> float | None:
     return max(scores) if scores else None
 
 # %% ../../nbs/decide/30_crag.ipynb #e8a3bea4
-def evaluate_retrieval(sources: Sequence[Source], settings) -> GateResult:
-    "The two-threshold CRAG gate: pass / rewrite / refuse."
+def evaluate_retrieval(sources: Sequence[Source], settings,
+                       route: RouteResult | None = None,   # the query's route: over an index, the laws it is framed by that the index does not hold
+                       ) -> GateResult:
+    "The two-threshold CRAG gate: pass / rewrite / refuse; a question framed by a law the index does not hold is refused at any score."
     t = top_score(sources)
     if t is None: return GateResult(GateDecision.REFUSE, None, "no_sources")
+    if route is not None and route.other_laws: return GateResult(GateDecision.REFUSE, t, "law_not_indexed")
     if t >= settings.crag_score_threshold: return GateResult(GateDecision.PASS, t, "pass")
     if t < settings.crag_abort_threshold: return GateResult(GateDecision.REFUSE, t, "no_topic")
     return GateResult(GateDecision.REWRITE, t, "vocabulary_gap")
@@ -139,7 +142,7 @@ def make_attempt(query: str, search: Callable[[str, RouteResult], list[Source]],
     "One attempt: route `query`, search under that route, gate the sources (timed)."
     t0, r = time.perf_counter(), route(query)
     srcs = search(query, r)
-    return Attempt(query, r, evaluate_retrieval(srcs, settings), srcs, round((time.perf_counter() - t0) * 1000))
+    return Attempt(query, r, evaluate_retrieval(srcs, settings, r), srcs, round((time.perf_counter() - t0) * 1000))
 
 # %% ../../nbs/decide/30_crag.ipynb #bac7b7fa
 _norm = lambda q: re.sub(r"[\W_]+", "", q).lower()

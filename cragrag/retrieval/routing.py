@@ -8,12 +8,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 from fastcore.basics import patch
-from ..text.korean import LOOKUP_REF, extract_refs, named_titles
+from ..text.korean import LOOKUP_REF, extract_refs, named_titles, named_laws, law_norm, law_act, law_match, law_authority
 from ..text.slots import asked_slot
 from ..core.schema import QueryType, RouteResult, SearchStrategy
 
 # %% auto #0
-__all__ = ['content_words', 'IndexNames', 'index_names', 'title_forms', 'Router', 'classify_query']
+__all__ = ['LAW_FRAME', 'content_words', 'IndexNames', 'index_names', 'title_forms', 'Router', 'classify_query', 'opening_law',
+           'law_holds']
 
 # %% ../../nbs/retrieval/10_routing.ipynb #0f768b61
 _COMPARISON_PATTERN = (r"비교|차이|다른\s*점|다른게|다른\s*게|뭐가\s*달라|무엇이\s*다르|어떻게\s*다르|다른가요|다른지|다릅니까|달라요|"
@@ -48,14 +49,16 @@ class IndexNames:
     "What an index calls its documents and its articles."
     laws: tuple[str, ...] = ()                                          # the documents' titles
     articles: dict[str, tuple[str, ...]] = field(default_factory=dict)  # article id → its headings in the index
+    parents: tuple[str, ...] = ()                                       # laws the documents are made under: cited by a 제1조 (목적), normal form
 
 def index_names(payloads: Iterable[dict]) -> IndexNames:
-    "The titles in chunk payloads (`doc_title`, `article_id`, `article_title`), as the router reads them."
-    laws, arts = set(), {}
+    "The titles in chunk payloads (`doc_title`, `article_id`, `article_title`, and `ref_edges` of 제1조), as the router reads them."
+    laws, arts, parents = set(), {}, set()
     for p in payloads:
         if p.get("doc_title"): laws.add(p["doc_title"])
         if p.get("article_id") and p.get("article_title"): arts.setdefault(p["article_id"], set()).add(p["article_title"])
-    return IndexNames(tuple(sorted(laws)), {a: tuple(sorted(t)) for a, t in arts.items()})
+        if p.get("article_id") == "제1조": parents |= {e["target_law"] for e in p.get("ref_edges") or () if e.get("target_law")}
+    return IndexNames(tuple(sorted(laws)), {a: tuple(sorted(t)) for a, t in arts.items()}, tuple(sorted(parents)))
 
 def title_forms(titles: Iterable[str]) -> dict[str, str]:
     "Each title's forms → the title: itself, without a closing parenthetical, and that parenthetical alone (a standard's code)."
@@ -95,7 +98,13 @@ class Router:
         return None
 
     def classify(self, query: str) -> RouteResult:
-        "Route one query (pure, deterministic, never raises on text)."
+        "Route one query (pure, deterministic, never raises on text): its type and strategy, and over an index the laws it is framed by that the index does not hold."
+        r = self.route_type(query)
+        laws = self.other_laws(query) if self.names is not None else ()
+        return r.model_copy(update={"other_laws": laws}) if laws else r
+
+    def route_type(self, query: str) -> RouteResult:
+        "The query type and search strategy of one query."
         q = " ".join(str(query).split())
         stripped, n_refs = self.ref.subn(" ", q)   # the query without its article/appendix references
         rest = self.unnamed(q, stripped) if n_refs and self.names is not None else stripped   # ... and without the index's own names
@@ -117,6 +126,38 @@ _DEFAULT = Router()
 def classify_query(query: str, router: Router | None = None) -> RouteResult:
     "Stage [1-A]: the query type and search strategy of `query` (the pipeline design's 5-type regex router)."
     return (router or _DEFAULT).classify(query)
+
+# %% ../../nbs/retrieval/10_routing.ipynb #9199a222
+LAW_FRAME = re.compile(r"\s*(?:상(?:의)?(?![가-힣])|에\s*따르|에\s*따른|에\s*의하|에\s*의한|에서|의\s*규정|제\s*\d+\s*조)")
+
+def opening_law(query: str) -> str | None:
+    "The act or decree a question opens with as its frame (민법상 …, 「형법」에 따르면 …, 근로기준법 제23조 …), in normal form; None otherwise."
+    q = " ".join(str(query).split())
+    found = named_laws(q)
+    if not found or found[0][1][0] != 0: return None
+    name, (_, end) = found[0]
+    if law_authority(name) not in ("법률", "시행령", "시행규칙") and not q.startswith("「"): return None
+    return name if LAW_FRAME.match(q, end) else None
+
+def _letters_in_order(short: str, long_: str) -> bool:
+    it = iter(long_)
+    return all(ch in it for ch in short)
+
+def law_holds(title: str, name: str) -> bool:
+    "Whether a document titled `title` is the law `name`: the same law, its act, or `name` shortening it (건보법, 자배법)."
+    a, b = law_act(law_norm(name) or ""), law_act(law_norm(title) or "")
+    return law_match(law_norm(name), law_norm(title)) or _letters_in_order(a, b) or _letters_in_order(b, a)
+
+
+# %% ../../nbs/retrieval/10_routing.ipynb #08ed4082
+@patch
+def other_laws(self: Router, query: str) -> tuple[str, ...]:
+    "The law `query` is framed by (`opening_law`) when the index neither holds it nor is made under it, and it names none the index holds; () otherwise, and without names."
+    if self.names is None or not self.names.laws or (law := opening_law(query)) is None: return ()
+    known = [*self.names.laws, *self.names.parents]
+    named = {law, *(n for n, _ in named_laws(query))}
+    return () if any(law_holds(t, n) for n in named for t in known) else (law,)
+
 
 # %% ../../nbs/retrieval/10_routing.ipynb #cb889af7
 @patch
