@@ -88,6 +88,7 @@ class Router:
         self.interpretation = c(_INTERPRETATION_PATTERN, QueryType.INTERPRETATION)
         self.fact = c(_FACT_PATTERN, QueryType.SIMPLE_FACT)
         self.lookup_words = re.compile(_LOOKUP_WORDS)
+        self.forms = title_forms(self.names.laws) if self.names else {}   # the index's titles by their forms, once per index (see `Router.over`)
 
     def meaning_type(self, q: str) -> QueryType | None:
         "The meaning question a query asks, if any (comparison > procedure > interpretation > weak procedure)."
@@ -168,13 +169,12 @@ def over(self: Router, names: IndexNames | None) -> Router:
 @patch
 def named_laws(self: Router, query: str) -> list[str]:
     "The index's document titles that `query` names, in any spacing, by any of their forms (`title_forms`)."
-    forms = title_forms(self.names.laws) if self.names else {}
-    return list(dict.fromkeys(forms[f] for f, _ in named_titles(query, list(forms))))
+    return list(dict.fromkeys(self.forms[f] for f, _ in named_titles(query, list(self.forms))))
 
 @patch
 def unnamed(self: Router, query: str, stripped: str) -> str:
     "`stripped` (`query` without its references) without the index's names in it: its documents' titles and the named articles' headings."
-    titles = [*title_forms(self.names.laws), *(t for a in extract_refs(query)[0] for t in self.names.articles.get(a, ()))]
+    titles = [*self.forms, *(t for a in extract_refs(query)[0] for t in self.names.articles.get(a, ()))]
     spans = [s for _, s in named_titles(stripped, titles)]
     if not spans: return stripped
     cuts = [0, *(x for s in spans for x in s), len(stripped)]
