@@ -419,8 +419,8 @@ def fit_gate(self: Pipeline,
              n_articles: int = 60,     # articles sampled for the template probes
              save: bool = True,        # record the thresholds with the index (the gate then uses them)
              writer: str | None = None):  # auto | rules | llm (default: `settings.gate_probe_writer`)
-    "Fit the gate's thresholds on probes made from this index (no labels) and record them (not on an index too small to probe, nor when its own probes score too low to tell: `Calibration.not_recorded`); the `Calibration` and the probes' (answerable, unanswerable) scores."
-    from cragrag.decide.calibration import best_scores, probe_line, save_calibration
+    "Fit the gate's thresholds on probes made from this index (no labels) and record them (not on an index too small to probe, nor when its own probes score too low to tell: `Calibration.not_recorded`, which also forgets an earlier fit on probes); the `Calibration` and the probes' (answerable, unanswerable) scores."
+    from cragrag.decide.calibration import best_scores, forget_probe_fit, probe_line, save_calibration
     from cragrag.decide.probes import negative_scores
     if self.tenant is not None: raise PermissionError("the gate is fitted on the whole collection: fit it from a pipeline without a tenant")
     t0 = time.perf_counter()
@@ -433,6 +433,7 @@ def fit_gate(self: Pipeline,
     cal.probe_cost = None if cost is None else asdict(cost)
     if save and cache is not None: self.store.write_record({**(self.store.record() or {}), PROBE_CACHE: dict(list(cache.items())[-MAX_CACHED_ARTICLES:])})
     if save and cal.not_recorded is None: save_calibration(self.store, cal); self._gate = None
+    elif save and forget_probe_fit(self.store): self._gate = None   # an earlier fit on probes no longer holds for this index
     return cal, (pos, neg)
 
 PROBE_CACHE, MAX_CACHED_ARTICLES = "probe_cache", 2000   # the model record's cache of written probes, newest kept

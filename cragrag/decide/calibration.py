@@ -11,8 +11,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['MIN_ANSWERABLE_PROBES', 'ANSWERED_QUANTILE', 'GATE_KEYS', 'best_scores', 'auc', 'Calibration', 'choose_thresholds',
-           'cross_validate', 'probe_line', 'save_calibration', 'calibration_status', 'gate_thresholds', 'calibrate',
-           'config_lines', 'plot_scores']
+           'cross_validate', 'probe_line', 'save_calibration', 'forget_probe_fit', 'calibration_status',
+           'gate_thresholds', 'calibrate', 'config_lines', 'plot_scores']
 
 # %% ../../nbs/decide/88_calibrate.ipynb #85c414c9
 def best_scores(pipeline, questions, top_k: int | None = None) -> tuple[list[float], list[float]]:
@@ -123,6 +123,13 @@ def save_calibration(store, cal: Calibration) -> None:
     rec = store.record()
     if rec is None: raise LookupError("the collection is not indexed: index documents before calibrating")
     store.write_record({**rec, "calibration": asdict(cal)})
+
+def forget_probe_fit(store) -> bool:
+    "Remove a fit on probes from the store's model record (thresholds from labelled questions stay); whether one was removed."
+    rec = store.record() or {}
+    if (rec.get("calibration") or {}).get("source") != "probes": return False
+    store.write_record({k: v for k, v in rec.items() if k != "calibration"})
+    return True
 
 def calibration_status(store, growth: float = 1.25) -> dict | None:
     "The stored calibration, the index size now, and `stale` when the index grew by more than `growth`× since; None if none."
