@@ -205,7 +205,8 @@ def _cited(o) -> list[str]:
     return list(dict.fromkeys(o.ledger[e].chunk_id for e in ids))
 
 def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
-    "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL."
+    "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL, or `law_not_indexed` before it runs."
+    if st.route is not None and st.route.other_laws: raise Refusal("law_not_indexed")   # framed by a law the index does not hold, as the gate reads it
     seen, known = {}, {}
     def search(q, r, k, f):
         got = svc.search(q, r, k, {**(f or {}), **(st.filters or {})}, query_level=False)   # the caller's filters win: narrow, never widen;
@@ -460,7 +461,7 @@ def _verification(st: AnswerState) -> Verification | None:
 
 def refusal_text(st: AnswerState) -> str:
     "A refusal's words: the gate's, and for a question framed by a law the index does not hold, which law (index it to ask about it)."
-    laws = st.crag.final.route.other_laws if st.refusal.reason == "law_not_indexed" and st.crag else ()
+    laws = st.route.other_laws if st.refusal.reason == "law_not_indexed" and st.route is not None else ()
     if not laws: return REFUSAL_ANSWER
     return f"{REFUSAL_ANSWER} 질문의 「{laws[0]}」{with_particle(laws[0], '은')[len(laws[0]):]} 색인된 문서에 없습니다."
 
