@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 from fastcore.basics import patch
-from ..text.korean import LOOKUP_REF, extract_refs, named_titles, named_laws, law_norm, law_act, law_match, law_authority
+from ..text.korean import LOOKUP_REF, extract_refs, named_titles, named_laws, law_norm, law_act, law_match, law_authority, letters_in_order
 from ..text.slots import asked_slot
 from ..core.schema import QueryType, RouteResult, SearchStrategy
 
@@ -140,14 +140,10 @@ def opening_law(query: str) -> str | None:
     if law_authority(name) not in ("법률", "시행령", "시행규칙") and not q.startswith("「"): return None
     return name if LAW_FRAME.match(q, end) else None
 
-def _letters_in_order(short: str, long_: str) -> bool:
-    it = iter(long_)
-    return all(ch in it for ch in short)
-
 def law_holds(title: str, name: str) -> bool:
     "Whether a document titled `title` is the law `name`: the same law, its act, or `name` shortening it (건보법, 자배법)."
     a, b = law_act(law_norm(name) or ""), law_act(law_norm(title) or "")
-    return law_match(law_norm(name), law_norm(title)) or _letters_in_order(a, b) or _letters_in_order(b, a)
+    return law_match(law_norm(name), law_norm(title)) or letters_in_order(a, b) or letters_in_order(b, a)
 
 
 # %% ../../nbs/retrieval/10_routing.ipynb #08ed4082

@@ -13,10 +13,10 @@ __all__ = ['CIRCLED_CLASS', 'CIRCLED', 'ARTICLE_ID', 'ARTICLE_HEADER', 'REF_TERM
            'NOT_LAW_WORDS', 'LAW_NAME_RE', 'SENTENCE_BREAK', 'OPEN_BRACKETS', 'CLOSE_BRACKETS', 'STATUTE_BREAK',
            'CLAUSE_BREAK', 'CUT_POINT', 'MARK_RANGE_RE', 'ISO_DATE', 'DATE_RE', 'AMENDMENT_NOTE', 'STOPWORDS',
            'CLAIM_FILLERS', 'PARTICLES', 'circled', 'article_id', 'header_article', 'extract_refs', 'ArticleRef',
-           'law_norm', 'law_level', 'law_authority', 'law_act', 'law_match', 'named_laws', 'spaced', 'named_titles',
-           'find_article_refs', 'extract_article_refs', 'AppendixRef', 'find_appendix_refs', 'extract_appendix_refs',
-           'split_sentences', 'split_units', 'line_sentences', 'first_sentence', 'statute_sentences', 'sentence_at',
-           'safe_cuts', 'mark_range', 'date_parts', 'with_particle']
+           'law_norm', 'law_level', 'law_authority', 'law_act', 'letters_in_order', 'law_match', 'named_laws', 'spaced',
+           'named_titles', 'find_article_refs', 'extract_article_refs', 'AppendixRef', 'find_appendix_refs',
+           'extract_appendix_refs', 'split_sentences', 'split_units', 'line_sentences', 'first_sentence',
+           'statute_sentences', 'sentence_at', 'safe_cuts', 'mark_range', 'date_parts', 'with_particle']
 
 # %% ../../nbs/text/02_korean.ipynb #56f8c5dc
 CIRCLED_CLASS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"  # regex character class: ①..⑳, ㉑..㉟, ㊱..㊿
@@ -107,14 +107,18 @@ def law_act(name: str) -> str:
     "The act a decree implements: the name without its 시행령 / 시행규칙."
     return re.sub(r"(?:시행령|시행규칙)$", "", name)
 
+def letters_in_order(short: str, long_: str) -> bool:
+    "Whether every letter of `short` occurs in `long_` in the same order (the abbreviation test: 건보법 in 국민건강보험법)."
+    it = iter(long_)
+    return all(ch in it for ch in short)
+
 def law_match(a: str | None, b: str | None) -> bool:
     "Same law (either unknown counts as a match): equal, a tail of the other, or an abbreviation; never an act for its decree."
     if not a or not b or a == b: return True
     if law_level(a) != law_level(b): return False
     if a.endswith(b) or b.endswith(a): return True
     short, long_ = sorted((a, b), key=len)
-    it = iter(long_)
-    return short[0] == long_[0] and all(ch in it for ch in short)
+    return short[0] == long_[0] and letters_in_order(short, long_)
 
 # %% ../../nbs/text/02_korean.ipynb #91529bad
 NOT_LAW_WORDS = frozenset({"방법", "불법", "위법", "편법", "합법", "입법", "문법", "해법", "용법", "어법", "수법", "기법", "사법", "무법",
