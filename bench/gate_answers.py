@@ -1,0 +1,60 @@
+"""What the user sees on a corpus whose gate was fitted on probes: does `answer()` refuse out-of-corpus questions, and
+answer answerable ones, end to end? Prints figures; asserts nothing.
+
+    python bench/gate_answers.py                                   # the small single-document corpora of gate_fresh2/3
+    python bench/gate_answers.py --groups motor_decree --json out.json
+
+`bench/gate_corpora.py` measures the gate alone: a question whose best score clears the fitted pass line counts as
+passed. The answer path has a second, deterministic check after the gate: the offline answer names the value the
+question asks for (`cragrag.text.slots`) or says 미확인 (`failure_reason`), and never asserts what its evidence does not
+hold. This bench indexes each group as `cragrag index` does (the gate fitted on probes and recorded), asks every
+question through `Pipeline.answer` with the offline defaults (no model, so every outcome costs 0 LLM calls), and counts:
+- answerable questions answered: not refused and no `failure_reason`;
+- out-of-corpus questions refused by the gate (`is_refusal`), and refused or failed explicitly (미확인: no value asserted).
+Every rate comes with a 95 % bootstrap interval."""
+import argparse, json, sys, time
+from pathlib import Path
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from gate_corpora import FRESH_GROUPS, group_corpus   # noqa: E402
+from cragrag.answering.pipeline import Pipeline         # noqa: E402
+from cragrag.evaluate.eval import bootstrap_ci          # noqa: E402
+
+DEFAULT = ["nuclear_terms", "fraud_act", "seismic_hydrant", "motor_decree", "fire_decree", "apartment_code", "privacy_act"]
+
+def run_group(group: str) -> list[dict]:
+    paths, qs = group_corpus(group)
+    p = Pipeline(qdrant_path=":memory:", trace_enabled=False)
+    t = time.perf_counter(); p.index(paths, progress=False); cal, _ = p.fit_gate()
+    print(f"## {group}: {p.store.count()} chunks, {len(qs)} questions, indexed and fitted in {time.perf_counter() - t:.0f} s; "
+          f"fit pass ≥ {cal.pass_threshold:.3f}" + (f" (not recorded: {cal.not_recorded})" if getattr(cal, "not_recorded", None) else ""), file=sys.stderr)
+    out = []
+    for kind, q in qs:
+        res = p.answer(q)
+        fr = getattr(res, "failure_reason", None) or (res.grounded or {}).get("failure_reason")
+        out.append({"group": group, "kind": "ooc" if kind in ("ooc", "near_ooc") else kind, "question": q, "refused": res.is_refusal,
+                    "refusal_reason": res.refusal_reason, "failure_reason": fr, "answer": res.answer[:200]})
+    return out
+
+def report(rows: list[dict]) -> None:
+    ci = lambda xs: (lambda c: f"{c.mean:.2f} [{c.lo:.2f}, {c.hi:.2f}]")(bootstrap_ci([float(x) for x in xs])) if xs else "—"
+    groups = list(dict.fromkeys(r["group"] for r in rows))
+    print("group            answerable answered        out-of-corpus refused (gate)   refused or 미확인")
+    for g in groups + (["all"] if len(groups) > 1 else []):
+        sel = [r for r in rows if g in ("all", r["group"])]
+        a = [r for r in sel if r["kind"] == "answerable"]; o = [r for r in sel if r["kind"] == "ooc"]
+        print(f"{g:16s} {sum(not r['refused'] and not r['failure_reason'] for r in a):3d}/{len(a):<3d} {ci([not r['refused'] and not r['failure_reason'] for r in a]):18s}"
+              f"  {sum(r['refused'] for r in o):3d}/{len(o):<3d} {ci([r['refused'] for r in o]):18s}"
+              f"  {sum(r['refused'] or bool(r['failure_reason']) for r in o):3d}/{len(o):<3d} {ci([r['refused'] or bool(r['failure_reason']) for r in o])}")
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--groups", default=",".join(DEFAULT), help=f"any of {', '.join(FRESH_GROUPS)} or a bench/gate_corpora.py group")
+    ap.add_argument("--json", help="write the per-question rows here")
+    args = ap.parse_args(argv)
+    rows = [r for g in args.groups.split(",") for r in run_group(g)]
+    if args.json: Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=0), encoding="utf-8")
+    report(rows)
+    return 0
+
+if __name__ == "__main__": sys.exit(main())
