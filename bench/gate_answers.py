@@ -3,6 +3,7 @@ answer answerable ones, end to end? Prints figures; asserts nothing.
 
     python bench/gate_answers.py                                   # the small single-document corpora of gate_fresh2/3
     python bench/gate_answers.py --groups motor_decree --json out.json
+    python bench/gate_answers.py --baseline out.json                # per-question wins and losses against an earlier run
 
 `bench/gate_corpora.py` measures the gate alone: a question whose best score clears the fitted pass line counts as
 passed. The answer path has a second, deterministic check after the gate: the offline answer names the value the
@@ -47,14 +48,31 @@ def report(rows: list[dict]) -> None:
               f"  {sum(r['refused'] for r in o):3d}/{len(o):<3d} {ci([r['refused'] for r in o]):18s}"
               f"  {sum(r['refused'] or bool(r['failure_reason']) for r in o):3d}/{len(o):<3d} {ci([r['refused'] or bool(r['failure_reason']) for r in o])}")
 
+def ok(r: dict) -> bool:
+    "The outcome the user wants: an answerable question answered, an out-of-corpus one refused or 미확인."
+    return (not r["refused"] and not r["failure_reason"]) if r["kind"] == "answerable" else (r["refused"] or bool(r["failure_reason"]))
+
+def compare(rows: list[dict], base: list[dict]) -> None:
+    "Per-question wins and losses against `base` (rows of an earlier run, matched by group and question)."
+    old = {(r["group"], r["question"]): r for r in base}
+    pairs = [(old[k], r) for r in rows if (k := (r["group"], r["question"])) in old]
+    wins = [n for o, n in pairs if ok(n) and not ok(o)]; losses = [n for o, n in pairs if ok(o) and not ok(n)]
+    print(f"\nagainst the baseline ({len(pairs)} questions in both): {len(wins)} wins, {len(losses)} losses")
+    for tag, rs in (("win", wins), ("loss", losses)):
+        for r in rs: print(f"  {tag:4s} {r['group']:16s} {r['kind']:10s} {r['question'][:70]}")
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--groups", default=",".join(DEFAULT), help=f"any of {', '.join(FRESH_GROUPS)} or a bench/gate_corpora.py group")
     ap.add_argument("--json", help="write the per-question rows here")
+    ap.add_argument("--baseline", help="per-question rows of an earlier run (--json): print wins and losses against it")
+    ap.add_argument("--compare", help="with --baseline: compare these rows (--json of a run) instead of running")
     args = ap.parse_args(argv)
-    rows = [r for g in args.groups.split(",") for r in run_group(g)]
-    if args.json: Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=0), encoding="utf-8")
+    load = lambda f: json.loads(Path(f).read_text(encoding="utf-8"))
+    rows = load(args.compare) if args.compare else [r for g in args.groups.split(",") for r in run_group(g)]
+    if args.json and not args.compare: Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=0), encoding="utf-8")
     report(rows)
+    if args.baseline: compare(rows, load(args.baseline))
     return 0
 
 if __name__ == "__main__": sys.exit(main())
