@@ -11,9 +11,11 @@ question asks for (`cragrag.text.slots`) or says 미확인 (`failure_reason`), a
 hold. This bench indexes each group as `cragrag index` does (the gate fitted on probes and recorded), asks every
 question through `Pipeline.answer` with the offline defaults (no model, so every outcome costs 0 LLM calls), and counts:
 - answerable questions answered: not refused and no `failure_reason`;
-- out-of-corpus questions refused by the gate (`is_refusal`), and refused or failed explicitly (미확인: no value asserted).
+- out-of-corpus questions refused by the gate (`is_refusal`), and refused or failed explicitly (미확인: no value asserted);
+- why the answerable questions not answered were not: the gate's refusal reason or the answer's failure reason.
 Every rate comes with a 95 % bootstrap interval."""
 import argparse, json, sys, time
+from collections import Counter
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -48,6 +50,14 @@ def report(rows: list[dict]) -> None:
               f"  {sum(r['refused'] for r in o):3d}/{len(o):<3d} {ci([r['refused'] for r in o]):18s}"
               f"  {sum(r['refused'] or bool(r['failure_reason']) for r in o):3d}/{len(o):<3d} {ci([r['refused'] or bool(r['failure_reason']) for r in o])}")
 
+def reasons(rows: list[dict]) -> None:
+    "Why answerable questions were not answered, per group: the gate's refusal (no_topic: below the refuse line; no_rewrite: in the band, no rewrite passed; law_not_indexed) or the answer's failure (미확인 …)."
+    print("\nanswerable questions not answered, by reason")
+    for g in dict.fromkeys(r["group"] for r in rows):
+        c = Counter(r["refusal_reason"] if r["refused"] else r["failure_reason"] for r in rows
+                    if r["group"] == g and r["kind"] == "answerable" and (r["refused"] or r["failure_reason"]))
+        print(f"  {g:22s} " + (", ".join(f"{k} {v}" for k, v in c.most_common()) or "none"))
+
 def ok(r: dict) -> bool:
     "The outcome the user wants: an answerable question answered, an out-of-corpus one refused or 미확인."
     return (not r["refused"] and not r["failure_reason"]) if r["kind"] == "answerable" else (r["refused"] or bool(r["failure_reason"]))
@@ -71,7 +81,7 @@ def main(argv=None):
     load = lambda f: json.loads(Path(f).read_text(encoding="utf-8"))
     rows = load(args.compare) if args.compare else [r for g in args.groups.split(",") for r in run_group(g)]
     if args.json and not args.compare: Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=0), encoding="utf-8")
-    report(rows)
+    report(rows); reasons(rows)
     if args.baseline: compare(rows, load(args.baseline))
     return 0
 
