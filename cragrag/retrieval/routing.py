@@ -131,10 +131,11 @@ def classify_query(query: str, router: Router | None = None) -> RouteResult:
 # %% ../../nbs/retrieval/10_routing.ipynb #9199a222
 LAW_FRAME = re.compile(r"\s*(?:상(?:의)?(?![가-힣])|에\s*따르|에\s*따른|에\s*의하|에\s*의한|에서|의\s*규정|제\s*\d+\s*조)")
 
-def opening_law(query: str) -> str | None:
+def opening_law(query: str,
+                found: list | None = None) -> str | None:   # `named_laws` of the query with its spaces collapsed, when the caller has it
     "The act or decree a question opens with as its frame (민법상 …, 「형법」에 따르면 …, 근로기준법 제23조 …), in normal form; None otherwise."
     q = " ".join(str(query).split())
-    found = named_laws(q)
+    found = named_laws(q) if found is None else found
     if not found or found[0][1][0] != 0: return None
     name, (_, end) = found[0]
     if law_authority(name) not in ("법률", "시행령", "시행규칙") and not q.startswith("「"): return None
@@ -150,9 +151,12 @@ def law_holds(title: str, name: str) -> bool:
 @patch
 def other_laws(self: Router, query: str) -> tuple[str, ...]:
     "The law `query` is framed by (`opening_law`) when the index neither holds it nor is made under it, and it names none the index holds; () otherwise, and without names."
-    if self.names is None or not self.names.laws or (law := opening_law(query)) is None: return ()
+    if self.names is None or not self.names.laws: return ()
+    q = " ".join(str(query).split())
+    found = named_laws(q)   # one scan for the law names, read by both steps
+    if (law := opening_law(q, found)) is None: return ()
     known = [*self.names.laws, *self.names.parents]
-    named = {law, *(n for n, _ in named_laws(query))}
+    named = {law, *(n for n, _ in found)}
     return () if any(law_holds(t, n) for n in named for t in known) else (law,)
 
 
