@@ -15,7 +15,9 @@ are looked up by text in the same embedding cache, and every query is embedded o
 
 Sets (`--sets`, default fire,bundled): the fire-safety dev set (../shared/eval/fire_qna_dev.jsonl, kept outside the
 project) over the 8 documents its gold cites; the bundled golden set (answerable questions) on the bundled demo corpus,
-heldout and dev; `--golden PATH --corpus-docs PATH...` adds a golden file of your own. Per stack and set: R@1, R@5, R@10,
+heldout and dev; `laws`: the answerable questions of bench/data/gate_fresh2-5.jsonl (180, written by helpers who read only
+the documents, never used to choose a retrieval weight) over all 16 documents they cite, indexed together (so a question
+about one law competes with 15 others); `--golden PATH --corpus-docs PATH...` adds a golden file of your own. Per stack and set: R@1, R@5, R@10,
 MRR@10 with 95% bootstrap intervals; cragrag minus each peer, paired (R@5, MRR@10), with per-question hit@5 wins/losses
 (the best peer by R@5 marked). Latency p50/p95 per query with and without the query embedding on every indexed corpus
 (`--latency-10k` adds legalize-kr + regulate-kr of the shared corpus, 5,139 chunks; its ~2,200 texts not cached yet took
@@ -46,7 +48,7 @@ from cragrag.text.morphology import analyze
 T_START = time.perf_counter()
 root = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
-ap.add_argument("--sets", default="fire,bundled", help="comma-separated: fire, bundled (empty: only --golden)")
+ap.add_argument("--sets", default="fire,bundled", help="comma-separated: fire, bundled, laws (empty: only --golden)")
 ap.add_argument("--eval", default=str(root.parent / "shared" / "eval" / "fire_qna_dev.jsonl"), help="the fire dev set")
 ap.add_argument("--corpus", default=str(root.parent / "shared" / "corpus"), help="where the fire gold's documents are")
 ap.add_argument("--golden", help="a golden JSONL file of your own (cragrag's format)")
@@ -267,8 +269,20 @@ def versions() -> dict:
 
 def answerable(qs): return [q for q in qs if q.answerable and q.gold][:args.max_questions]
 
+def laws_set() -> tuple[list, list]:
+    "The answerable questions of the gate benches' development documents, and the documents their gold cites."
+    from cragrag.evaluate.eval import GoldenQuestion
+    qs = [GoldenQuestion(id=f"{f}:{n}", question=r["question"], gold=r["gold"])
+          for f in ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")
+          for n, r in enumerate(json.loads(l) for l in (root / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip())
+          if r["kind"] == "answerable"]
+    rows = [json.loads(l) for f in ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")
+            for l in (root / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
+    return qs, sorted({str(Path(args.corpus) / g["doc"]) for r in rows if r["kind"] == "answerable" for g in r["gold"]})   # gold docs as written: corpus-relative paths
+
+SETS = {"fire", "bundled", "laws"}
 wanted = {s for s in args.sets.split(",") if s}
-if wanted - {"fire", "bundled"}: ap.error(f"unknown set(s): {', '.join(sorted(wanted - {'fire', 'bundled'}))}")
+if wanted - SETS: ap.error(f"unknown set(s): {', '.join(sorted(wanted - SETS))}")
 print("versions: " + "; ".join(f"{k} {v}" for k, v in versions().items() if v) + f"\nembedder {emb.name}; chunk_max_chars {settings.chunk_max_chars}")
 plan = []   # (set name, corpus name, document paths or None for the demo corpus, questions)
 fire_qs = load_golden(args.eval) if Path(args.eval).is_file() else []
@@ -279,6 +293,9 @@ if "fire" in wanted:
     else: print(f"- fire set skipped: no {args.eval}")
 if "bundled" in wanted:
     for split in ("heldout", "dev"): plan.append((f"bundled golden set, {split}", "bundled", None, answerable(bundled_golden(split))))
+if "laws" in wanted:
+    laws_qs, laws_paths = laws_set()
+    plan.append(("16 laws (gate benches' answerable questions)", "laws", laws_paths, answerable(laws_qs)))
 if args.golden: plan.append((Path(args.golden).stem, "golden", args.corpus_docs, answerable(load_golden(args.golden))))
 if args.latency_10k: plan.append((None, "whole corpus", [str(Path(args.corpus) / d) for d in ("legalize-kr", "regulate-kr")], None))
 

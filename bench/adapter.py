@@ -1,0 +1,213 @@
+"""A query-side linear adapter learnt from the indexed documents alone (issue 27's "learn from the corpus itself"), measured
+on real questions no weight was chosen on.
+
+For each corpus the pairs come from the documents, never from a labelled question:
+- **title / defined-term probes**: `cragrag.decide.probes.probe_questions` over every titled article (the question forms of
+  the self-calibrating gate; none copies its article) → that article;
+- **references**: the words that follow a resolved reference in an article ("제5조에 따른 소방안전관리자를 선임" → the
+  words after "제5조", cut at the clause's end) → the article the reference reaches (`cragrag.indexing.refgraph`).
+Targets are article vectors (the mean of the article's chunk vectors, unit length). Two fits of W (d × d, the query
+vector becomes q W; ranking by cosine does not depend on its length):
+- **ridge**: argmin ‖QW − P‖² + λ‖W − I‖², closed form;
+- **contrastive**: softmax cross-entropy of each probe against every article of the corpus (temperature τ = 0.05) plus
+  μ‖W − I‖², full-batch gradient descent (Adam, 150 steps).
+λ and μ are chosen per corpus on the probes alone (5 folds grouped by article, probe R@5 over articles; the identity
+stays when no value beats it there); the real
+questions are read once, after the choice, for the report. Reported per corpus: dense alone (exact cosine over
+chunks, the first 5 distinct articles) and `retrieve(top_k=5)` with the base and the adapted query vector, R@5 with
+95 % bootstrap intervals, adapted minus base paired, per-question wins and losses; and the learning cost (seconds per
+1k chunks: embedding the pairs' queries and fitting).
+
+    python bench/adapter.py [--sets fire,bundled,laws] [--json OUT]
+
+Sets: as bench/peers.py (fire dev over its 8 documents; bundled golden, heldout and dev, on the demo corpus; laws: the
+gate benches' 180 answerable questions over their 16 documents). Asserts nothing."""
+import argparse, json, random, re, sys, tempfile, time, zlib
+from collections import defaultdict
+from pathlib import Path
+import numpy as np
+from cragrag.answering.pipeline import Pipeline
+from cragrag.core.config import load_settings
+from cragrag.decide.probes import probe_questions
+from cragrag.evaluate.eval import GoldenQuestion, article_metrics, bootstrap_ci, bundled_golden, load_golden, paired_diff_ci
+from cragrag.indexing.build import index_chunks
+from cragrag.indexing.refgraph import article_edges, docs_index, document_aliases, resolve_edge
+from cragrag.models.embedding import EmbeddingCache, bundled_cache, make_embedder, text_key
+
+root = Path(__file__).resolve().parents[1]
+ap = argparse.ArgumentParser()
+ap.add_argument("--sets", default="fire,bundled,laws")
+ap.add_argument("--eval", default=str(root.parent / "shared" / "eval" / "fire_qna_dev.jsonl"))
+ap.add_argument("--corpus", default=str(root.parent / "shared" / "corpus"))
+ap.add_argument("--max-refs", type=int, default=1500, help="reference pairs per corpus at most (sampled)")
+ap.add_argument("--json")
+args = ap.parse_args()
+
+settings = load_settings(qdrant_path=":memory:", trace_enabled=False)
+emb = make_embedder(settings)
+cache_file = root / "bench" / ".cache" / f"embeddings-{emb.name.replace(':', '_').replace('/', '_')}.npz"
+cache = EmbeddingCache.load(cache_file, emb.name)
+cache.vectors.update({k: v for k, v in bundled_cache(emb.name).vectors.items() if k not in cache.vectors})
+qcache: dict[str, np.ndarray] = {}
+
+def qvecs(qs) -> np.ndarray:
+    todo = [q for q in dict.fromkeys(qs) if q not in qcache]
+    for i in range(0, len(todo), 64):
+        for q, v in zip(todo[i:i + 64], emb.embed_queries(todo[i:i + 64])): qcache[q] = np.asarray(v, dtype=np.float32)
+    return np.stack([qcache[q] for q in qs])
+
+def unit(x): return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-9)
+
+# ---------------------------------------------------------------- the sets
+
+def laws_set():
+    qs = [GoldenQuestion(id=f"{f}:{n}", question=r["question"], gold=r["gold"])
+          for f in ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")
+          for n, r in enumerate(json.loads(l) for l in (root / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip())
+          if r["kind"] == "answerable"]
+    rows = [json.loads(l) for f in ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")
+            for l in (root / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
+    return qs, sorted({str(Path(args.corpus) / g["doc"]) for r in rows if r["kind"] == "answerable" for g in r["gold"]})   # gold docs as written: corpus-relative paths
+
+def plan():
+    out, wanted = [], set(args.sets.split(","))
+    if "fire" in wanted:
+        fq = [q for q in load_golden(args.eval) if q.answerable and q.gold]
+        fp = sorted({str(Path(args.corpus) / g["doc"]) for l in Path(args.eval).read_text(encoding="utf-8").splitlines() if l.strip() for g in json.loads(l).get("gold", [])})
+        out.append(("fire", fp, {"fire dev": fq}))
+    if "bundled" in wanted:
+        out.append(("bundled", None, {f"bundled {s}": [q for q in bundled_golden(s) if q.answerable and q.gold] for s in ("heldout", "dev")}))
+    if "laws" in wanted:
+        lq, lp = laws_set(); out.append(("laws", lp, {"16 laws": lq}))
+    return out
+
+# ---------------------------------------------------------------- pairs from the documents
+
+_CUT = re.compile(r"[.。;:\n]|(?:하여야|한다|하며|하고|된다|이다|있다|없다)")
+_LEAD = re.compile(r"^[\s)\]」』,·ㆍ]*(?:제\d+항|제\d+호|각\s*호)?[\s,·ㆍ]*(?:에\s*따른|에\s*따라|에서|의|에|을|를|와|과|및|또는)?\s*")
+
+def ref_pairs(chunks, rnd) -> list[tuple[str, tuple]]:
+    "(the words after a resolved reference, the article it reaches) for every reference between indexed articles."
+    docs = docs_index(chunks)
+    texts = defaultdict(list)
+    for c in chunks: texts[c.doc_id].append(c.text)
+    aliases = {d: document_aliases("\n".join(t[:30]), docs[d]["title"]) for d, t in texts.items()}
+    out = []
+    for c in chunks:
+        if not c.article_id: continue
+        for e in article_edges(c.text, c.doc_title, aliases[c.doc_id], c.article_id):
+            t = resolve_edge(e, c.doc_id, docs)
+            if t is None or t[1] is None or t == (c.doc_id, c.article_id): continue
+            tail = _LEAD.sub("", c.text[e.span[1]:e.span[1] + 60])
+            tail = _CUT.split(tail)[0].strip()
+            if len(tail) >= 4: out.append((tail, t))
+    rnd.shuffle(out)
+    return out[:args.max_refs]
+
+# ---------------------------------------------------------------- fits
+
+def fit_ridge(Q, P, lam):
+    d = Q.shape[1]
+    return np.linalg.solve(Q.T @ Q + lam * np.eye(d), Q.T @ P + lam * np.eye(d))
+
+def fit_contrastive(Q, pos, A, mu, steps=150, lr=2e-4, tau=0.05):
+    d = Q.shape[1]; W = np.eye(d, dtype=np.float64); m1 = np.zeros_like(W); m2 = np.zeros_like(W)
+    Y = np.zeros((len(Q), len(A))); Y[np.arange(len(Q)), pos] = 1
+    for t in range(1, steps + 1):
+        S = (Q @ W) @ A.T / tau; S -= S.max(1, keepdims=True); E = np.exp(S); E /= E.sum(1, keepdims=True)
+        G = Q.T @ ((E - Y) @ A) / tau / len(Q) + 2 * mu * (W - np.eye(d))
+        m1 = 0.9 * m1 + 0.1 * G; m2 = 0.999 * m2 + 0.001 * G * G
+        W -= lr * (m1 / (1 - 0.9 ** t)) / (np.sqrt(m2 / (1 - 0.999 ** t)) + 1e-8)
+    return W
+
+def fmt(res: dict) -> str: return "{" + ", ".join(f"{k}: {v:.3f}" for k, v in res.items()) + "}"
+
+def probe_r5(Qte, pos_te, A, W) -> float:
+    S = (Qte @ W) @ A.T
+    top = np.argsort(-S, axis=1)[:, :5]
+    return float(np.mean([p in row for p, row in zip(pos_te, top)]))
+
+def choose(kind, Q, pos, A, P, groups, grid):
+    "The regulariser with the best mean probe R@5 over 5 folds grouped by article (no real question read)."
+    folds = np.array([zlib.crc32(repr(g).encode()) % 5 for g in groups])   # stable across runs (str hashes are salted per process)
+    res = {}
+    for r in grid:
+        sc = []
+        for f in range(5):
+            tr, te = folds != f, folds == f
+            W = fit_ridge(Q[tr], P[tr], r) if kind == "ridge" else fit_contrastive(Q[tr], pos[tr], A, r)
+            sc.append(probe_r5(Q[te], pos[te], A, W))
+        res[r] = float(np.mean(sc))
+    base = float(np.mean([probe_r5(Q[folds == f], pos[folds == f], A, np.eye(Q.shape[1])) for f in range(5)]))
+    best = max(res, key=res.get)
+    return (best if res[best] > base else None), res, base   # None: no regulariser beats the identity on held-out probes
+
+# ---------------------------------------------------------------- one corpus
+
+def run_corpus(name, paths, sets):
+    p = Pipeline(settings.model_copy(update={"qdrant_path": Path(tempfile.mkdtemp(prefix=f"adapter-{name}-")) / "store"}))
+    chunks = p.chunk(p.load(paths))
+    todo = list({text_key(t): t for t in (c.embed_text for c in chunks) if text_key(t) not in cache.vectors}.values())
+    if todo: print(f"embedding {len(todo)} passages once ...", flush=True); cache.embed_passages(emb, todo, workers=1); cache.save(cache_file)
+    index_chunks(p.store, chunks, p.embedder, p.sparse_encoder, cache=cache, progress=False)
+    ctx = p.search_context()
+    V = unit(np.stack([cache.vectors[text_key(c.embed_text)] for c in chunks]).astype(np.float64))
+    ckeys = [(c.doc_id, c.article_id) for c in chunks]
+    akeys = sorted({k for k in ckeys if k[1]}); aidx = {k: i for i, k in enumerate(akeys)}
+    A = unit(np.stack([V[[i for i, k in enumerate(ckeys) if k == a]].mean(0) for a in akeys]))
+    t0 = time.perf_counter(); rnd = random.Random(0)
+    probes = [(x.question, x.source) for x in probe_questions(p.store, n_articles=10 ** 6) if x.answerable and x.source in aidx]
+    refs = ref_pairs(chunks, rnd)
+    pairs = [(q, k) for q, k in probes + refs if k in aidx]
+    Q = unit(qvecs([q for q, _ in pairs]).astype(np.float64)); t_embed = time.perf_counter() - t0
+    pos = np.array([aidx[k] for _, k in pairs]); P = A[pos]; groups = [k for _, k in pairs]
+    t0 = time.perf_counter()
+    lam, lam_res, base_probe = choose("ridge", Q, pos, A, P, groups, (0.3, 1, 3, 10, 30, 100))
+    mu, mu_res, _ = choose("contrastive", Q, pos, A, P, groups, (0.3, 3, 30))
+    t_choose = time.perf_counter() - t0; t0 = time.perf_counter()
+    eye = np.eye(Q.shape[1])
+    Ws = {"ridge": eye if lam is None else fit_ridge(Q, P, lam), "contrastive": eye if mu is None else fit_contrastive(Q, pos, A, mu)}
+    t_fit = time.perf_counter() - t0
+    print(f"\n## {name}: {len(chunks)} chunks, {len(akeys)} articles; pairs {len(probes)} probes + {len(refs)} references")
+    print(f"probe R@5 (5 folds by article): identity {base_probe:.3f}; ridge {fmt(lam_res)} → λ={lam}; contrastive {fmt(mu_res)} → μ={mu} (None: the identity, no regulariser beat it)")
+    kn = len(chunks) / 1000
+    print(f"learning cost: embed pairs {t_embed:.1f}s, choose {t_choose:.1f}s, final fits {t_fit:.1f}s → {(t_embed + t_fit) / kn:.1f} s per 1k chunks (+{t_choose / kn:.1f} for the choice)")
+    base_qv = ctx.query_vectors
+    def dense_top5(qv):
+        order = np.argsort(-(V @ qv)); out = []
+        for i in order:
+            if ckeys[i] not in out: out.append(ckeys[i])
+            if len(out) == 5: break
+        return out
+    out = {"chunks": len(chunks), "articles": len(akeys), "probes": len(probes), "refs": len(refs), "lambda": lam, "mu": mu,
+           "probe_r5": {"identity": base_probe, "ridge": lam_res, "contrastive": mu_res},
+           "cost_s": {"embed": t_embed, "choose": t_choose, "fit": t_fit}, "sets": {}}
+    for set_name, qs in sets.items():
+        rows = {}
+        for variant in ("base", "ridge", "contrastive"):
+            W = None if variant == "base" else Ws[variant]
+            f = (lambda q: base_qv(q)) if W is None else (lambda q, W=W: (unit(np.asarray(base_qv(q), dtype=np.float64) @ W)).astype(np.float32))
+            ctx.query_vectors = f
+            rd = [article_metrics(dense_top5(np.asarray(f(q.question), dtype=np.float64)), q.articles)["R@5"] for q in qs]
+            rc = [article_metrics([(s.metadata.get("doc_id"), s.metadata.get("article_id")) for s in p.retrieve(q.question, top_k=5).sources
+                                   if not s.metadata.get("sibling_of")], q.articles)["R@5"] for q in qs]
+            rows[variant] = {"dense": rd, "retrieve": rc}
+        ctx.query_vectors = base_qv
+        print(f"\n### {set_name} ({len(qs)} questions): R@5 [95 % CI]; adapted − base paired, wins / losses")
+        print("| variant | dense alone | Δ dense | retrieve(top_k=5) | Δ retrieve | wins / losses (retrieve) |\n|---|---:|---:|---:|---:|---:|")
+        res = {}
+        for v, r in rows.items():
+            e1, e2 = bootstrap_ci(r["dense"]), bootstrap_ci(r["retrieve"])
+            d1, d2 = paired_diff_ci(rows["base"]["dense"], r["dense"]), paired_diff_ci(rows["base"]["retrieve"], r["retrieve"])
+            w = [q.id for q, a, b in zip(qs, rows["base"]["retrieve"], r["retrieve"]) if b > a]
+            l = [q.id for q, a, b in zip(qs, rows["base"]["retrieve"], r["retrieve"]) if b < a]
+            c = lambda e: f"{e.mean:.3f} [{e.lo:.2f}, {e.hi:.2f}]"; dc = lambda e: f"{e.mean:+.3f} [{e.lo:+.2f}, {e.hi:+.2f}]"
+            print(f"| {v} | {c(e1)} | {dc(d1) if v != 'base' else ''} | {c(e2)} | {dc(d2) if v != 'base' else ''} | {f'{len(w)} / {len(l)}' if v != 'base' else ''} |")
+            res[v] = {"dense": r["dense"], "retrieve": r["retrieve"], "wins": w, "losses": l,
+                      "d_dense": [d1.mean, d1.lo, d1.hi], "d_retrieve": [d2.mean, d2.lo, d2.hi]}
+        out["sets"][set_name] = {"ids": [q.id for q in qs], **res}
+    return out
+
+results = {}
+for name, paths, sets in plan(): results[name] = run_corpus(name, paths, sets)
+if args.json: Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1, default=str)); print(f"wrote {args.json}")
