@@ -29,7 +29,7 @@ import numpy as np
 from cragrag.answering.pipeline import Pipeline
 from cragrag.core.config import load_settings
 from cragrag.decide.probes import probe_questions
-from cragrag.evaluate.eval import GoldenQuestion, article_metrics, bootstrap_ci, bundled_golden, load_golden, paired_diff_ci
+from cragrag.evaluate.eval import article_metrics, bootstrap_ci, bundled_golden, load_golden, paired_diff_ci
 from cragrag.indexing.build import index_chunks
 from cragrag.indexing.refgraph import article_edges, docs_index, document_aliases, resolve_edge
 from cragrag.models.embedding import EmbeddingCache, bundled_cache, make_embedder, text_key
@@ -60,15 +60,6 @@ def unit(x): return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e
 
 # ---------------------------------------------------------------- the sets
 
-def laws_set():
-    qs = [GoldenQuestion(id=f"{f}:{n}", question=r["question"], gold=r["gold"])
-          for f in ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")
-          for n, r in enumerate(json.loads(l) for l in (root / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip())
-          if r["kind"] == "answerable"]
-    rows = [json.loads(l) for f in ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")
-            for l in (root / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
-    return qs, sorted({str(Path(args.corpus) / g["doc"]) for r in rows if r["kind"] == "answerable" for g in r["gold"]})   # gold docs as written: corpus-relative paths
-
 def plan():
     out, wanted = [], set(args.sets.split(","))
     if "fire" in wanted:
@@ -78,7 +69,8 @@ def plan():
     if "bundled" in wanted:
         out.append(("bundled", None, {f"bundled {s}": [q for q in bundled_golden(s) if q.answerable and q.gold] for s in ("heldout", "dev")}))
     if "laws" in wanted:
-        lq, lp = laws_set(); out.append(("laws", lp, {"16 laws": lq}))
+        sys.path.insert(0, str(root / "bench")); from answers import laws_set   # noqa: E402
+        lq, lp = laws_set(Path(args.corpus)); out.append(("laws", lp, {"16 laws": lq}))
     return out
 
 # ---------------------------------------------------------------- pairs from the documents

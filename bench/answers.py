@@ -90,6 +90,15 @@ def print_summary(title: str, rows: list[dict], report) -> None:
         sub = [r for r in rows if r["group"] == g]
         print(f"  {g:<14} " + "; ".join(f"{k.split(' (')[0]} {e.mean:.2f}" for k, e in report(sub).items() if e.n))
 
+LAWS_FILES = ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")   # the gate benches' development files (gate_fresh6 stays held out)
+
+def laws_set(corpus: Path) -> tuple[list, list[str]]:
+    "The answerable questions of the gate benches' development files (`GoldenQuestion`s, ids 'file:row') and the documents under `corpus` their gold cites."
+    from cragrag.evaluate.eval import GoldenQuestion
+    rows = {f: [json.loads(l) for l in (ROOT / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()] for f in LAWS_FILES}
+    qs = [GoldenQuestion(id=f"{f}:{n}", question=r["question"], gold=r["gold"]) for f, rs in rows.items() for n, r in enumerate(rs) if r["kind"] == "answerable"]
+    return qs, sorted({str(Path(corpus) / g["doc"]) for rs in rows.values() for r in rs if r["kind"] == "answerable" for g in r["gold"]})   # gold docs as written: corpus-relative paths
+
 def wins_losses(rows: list[dict], baseline: str, ok=lambda r: r["ok"]) -> tuple[list[str], list[str]]:
     "Question ids `ok` now and not in the `baseline` --json file (wins), and the other way round (losses)."
     base = {r["id"]: r for r in json.loads(Path(baseline).read_text())}

@@ -269,17 +269,6 @@ def versions() -> dict:
 
 def answerable(qs): return [q for q in qs if q.answerable and q.gold][:args.max_questions]
 
-def laws_set() -> tuple[list, list]:
-    "The answerable questions of the gate benches' development documents, and the documents their gold cites."
-    from cragrag.evaluate.eval import GoldenQuestion
-    qs = [GoldenQuestion(id=f"{f}:{n}", question=r["question"], gold=r["gold"])
-          for f in ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")
-          for n, r in enumerate(json.loads(l) for l in (root / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip())
-          if r["kind"] == "answerable"]
-    rows = [json.loads(l) for f in ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")
-            for l in (root / "bench" / "data" / f"{f}.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
-    return qs, sorted({str(Path(args.corpus) / g["doc"]) for r in rows if r["kind"] == "answerable" for g in r["gold"]})   # gold docs as written: corpus-relative paths
-
 SETS = {"fire", "bundled", "laws"}
 wanted = {s for s in args.sets.split(",") if s}
 if wanted - SETS: ap.error(f"unknown set(s): {', '.join(sorted(wanted - SETS))}")
@@ -294,7 +283,8 @@ if "fire" in wanted:
 if "bundled" in wanted:
     for split in ("heldout", "dev"): plan.append((f"bundled golden set, {split}", "bundled", None, answerable(bundled_golden(split))))
 if "laws" in wanted:
-    laws_qs, laws_paths = laws_set()
+    sys.path.insert(0, str(root / "bench")); from answers import laws_set   # noqa: E402
+    laws_qs, laws_paths = laws_set(Path(args.corpus))
     plan.append(("16 laws (gate benches' answerable questions)", "laws", laws_paths, answerable(laws_qs)))
 if args.golden: plan.append((Path(args.golden).stem, "golden", args.corpus_docs, answerable(load_golden(args.golden))))
 if args.latency_10k: plan.append((None, "whole corpus", [str(Path(args.corpus) / d) for d in ("legalize-kr", "regulate-kr")], None))
