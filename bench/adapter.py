@@ -22,8 +22,7 @@ chunks, the first 5 distinct articles) and `retrieve(top_k=5)` with the base and
 
 Sets: as bench/peers.py (fire dev over its 8 documents; bundled golden, heldout and dev, on the demo corpus; laws: the
 gate benches' 180 answerable questions over their 16 documents). Asserts nothing."""
-import argparse, json, random, re, sys, tempfile, time, zlib
-from collections import defaultdict
+import argparse, json, random, sys, tempfile, time, zlib
 from pathlib import Path
 import numpy as np
 from cragrag.answering.pipeline import Pipeline
@@ -31,10 +30,12 @@ from cragrag.core.config import load_settings
 from cragrag.decide.probes import probe_questions
 from cragrag.evaluate.eval import article_metrics, bootstrap_ci, bundled_golden, load_golden, paired_diff_ci
 from cragrag.indexing.build import index_chunks
-from cragrag.indexing.refgraph import article_edges, docs_index, document_aliases, resolve_edge
-from cragrag.models.embedding import EmbeddingCache, bundled_cache, make_embedder, text_key
+from cragrag.models.embedding import make_embedder, text_key
 
 root = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(root / "bench"))
+from answers import bench_cache, laws_set  # noqa: E402
+from corpus_pairs import ref_pairs  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--sets", default="fire,bundled,laws")
 ap.add_argument("--eval", default=str(root.parent / "shared" / "eval" / "fire_qna_dev.jsonl"))
@@ -45,9 +46,7 @@ args = ap.parse_args()
 
 settings = load_settings(qdrant_path=":memory:", trace_enabled=False)
 emb = make_embedder(settings)
-cache_file = root / "bench" / ".cache" / f"embeddings-{emb.name.replace(':', '_').replace('/', '_')}.npz"
-cache = EmbeddingCache.load(cache_file, emb.name)
-cache.vectors.update({k: v for k, v in bundled_cache(emb.name).vectors.items() if k not in cache.vectors})
+cache, cache_file = bench_cache(emb)
 qcache: dict[str, np.ndarray] = {}
 
 def qvecs(qs) -> np.ndarray:
@@ -69,32 +68,8 @@ def plan():
     if "bundled" in wanted:
         out.append(("bundled", None, {f"bundled {s}": [q for q in bundled_golden(s) if q.answerable and q.gold] for s in ("heldout", "dev")}))
     if "laws" in wanted:
-        sys.path.insert(0, str(root / "bench")); from answers import laws_set   # noqa: E402
         lq, lp = laws_set(Path(args.corpus)); out.append(("laws", lp, {"16 laws": lq}))
     return out
-
-# ---------------------------------------------------------------- pairs from the documents
-
-_CUT = re.compile(r"[.。;:\n]|(?:하여야|한다|하며|하고|된다|이다|있다|없다)")
-_LEAD = re.compile(r"^[\s)\]」』,·ㆍ]*(?:제\d+항|제\d+호|각\s*호)?[\s,·ㆍ]*(?:에\s*따른|에\s*따라|에서|의|에|을|를|와|과|및|또는)?\s*")
-
-def ref_pairs(chunks, rnd) -> list[tuple[str, tuple]]:
-    "(the words after a resolved reference, the article it reaches) for every reference between indexed articles."
-    docs = docs_index(chunks)
-    texts = defaultdict(list)
-    for c in chunks: texts[c.doc_id].append(c.text)
-    aliases = {d: document_aliases("\n".join(t[:30]), docs[d]["title"]) for d, t in texts.items()}
-    out = []
-    for c in chunks:
-        if not c.article_id: continue
-        for e in article_edges(c.text, c.doc_title, aliases[c.doc_id], c.article_id):
-            t = resolve_edge(e, c.doc_id, docs)
-            if t is None or t[1] is None or t == (c.doc_id, c.article_id): continue
-            tail = _LEAD.sub("", c.text[e.span[1]:e.span[1] + 60])
-            tail = _CUT.split(tail)[0].strip()
-            if len(tail) >= 4: out.append((tail, t))
-    rnd.shuffle(out)
-    return out[:args.max_refs]
 
 # ---------------------------------------------------------------- fits
 
@@ -149,7 +124,7 @@ def run_corpus(name, paths, sets):
     A = unit(np.stack([V[[i for i, k in enumerate(ckeys) if k == a]].mean(0) for a in akeys]))
     t0 = time.perf_counter(); rnd = random.Random(0)
     probes = [(x.question, x.source) for x in probe_questions(p.store, n_articles=10 ** 6) if x.answerable and x.source in aidx]
-    refs = ref_pairs(chunks, rnd)
+    refs = ref_pairs(chunks, rnd, args.max_refs)
     pairs = [(q, k) for q, k in probes + refs if k in aidx]
     Q = unit(qvecs([q for q, _ in pairs]).astype(np.float64)); t_embed = time.perf_counter() - t0
     pos = np.array([aidx[k] for _, k in pairs]); P = A[pos]; groups = [k for _, k in pairs]

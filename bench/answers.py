@@ -90,6 +90,14 @@ def print_summary(title: str, rows: list[dict], report) -> None:
         sub = [r for r in rows if r["group"] == g]
         print(f"  {g:<14} " + "; ".join(f"{k.split(' (')[0]} {e.mean:.2f}" for k, e in report(sub).items() if e.n))
 
+def bench_cache(emb):
+    "The benches' passage-vector cache for `emb` (bench/.cache, seeded with the bundled demo vectors) and its file."
+    from cragrag.models.embedding import EmbeddingCache, bundled_cache
+    path = ROOT / "bench" / ".cache" / f"embeddings-{emb.name.replace(':', '_').replace('/', '_')}.npz"
+    cache = EmbeddingCache.load(path, emb.name)
+    cache.vectors.update({k: v for k, v in bundled_cache(emb.name).vectors.items() if k not in cache.vectors})
+    return cache, path
+
 LAWS_FILES = ("gate_fresh2", "gate_fresh3", "gate_fresh4", "gate_fresh5")   # the gate benches' development files (gate_fresh6 stays held out)
 
 def laws_set(corpus: Path) -> tuple[list, list[str]]:

@@ -42,7 +42,7 @@ from cragrag.answering.pipeline import Pipeline
 from cragrag.core.config import load_settings
 from cragrag.evaluate.eval import article_metrics, bootstrap_ci, bundled_golden, load_golden, paired_diff_ci
 from cragrag.indexing.build import index_chunks
-from cragrag.models.embedding import EmbeddingCache, bundled_cache, make_embedder, text_key
+from cragrag.models.embedding import make_embedder, text_key
 from cragrag.text.morphology import analyze
 
 T_START = time.perf_counter()
@@ -67,9 +67,9 @@ PIP = {LC: "pip install langchain-community langchain-classic langchain-qdrant r
 COLS = ("R@1", "R@5", "R@5 of 10", "R@10", "MRR")
 settings = load_settings(qdrant_path=":memory:", trace_enabled=False)
 emb = make_embedder(settings)
-cache_file = root / "bench" / ".cache" / f"embeddings-{emb.name.replace(':', '_').replace('/', '_')}.npz"
-cache = EmbeddingCache.load(cache_file, emb.name)
-cache.vectors.update({k: v for k, v in bundled_cache(emb.name).vectors.items() if k not in cache.vectors})
+sys.path.insert(0, str(root / "bench"))
+from answers import bench_cache, laws_set  # noqa: E402
+cache, cache_file = bench_cache(emb)
 
 def peak_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -283,7 +283,6 @@ if "fire" in wanted:
 if "bundled" in wanted:
     for split in ("heldout", "dev"): plan.append((f"bundled golden set, {split}", "bundled", None, answerable(bundled_golden(split))))
 if "laws" in wanted:
-    sys.path.insert(0, str(root / "bench")); from answers import laws_set   # noqa: E402
     laws_qs, laws_paths = laws_set(Path(args.corpus))
     plan.append(("16 laws (gate benches' answerable questions)", "laws", laws_paths, answerable(laws_qs)))
 if args.golden: plan.append((Path(args.golden).stem, "golden", args.corpus_docs, answerable(load_golden(args.golden))))
