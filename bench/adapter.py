@@ -28,18 +28,16 @@ import numpy as np
 from cragrag.answering.pipeline import Pipeline
 from cragrag.core.config import load_settings
 from cragrag.decide.probes import probe_questions
-from cragrag.evaluate.eval import article_metrics, bootstrap_ci, bundled_golden, load_golden, paired_diff_ci
+from cragrag.evaluate.eval import article_metrics, bootstrap_ci, paired_diff_ci
 from cragrag.indexing.build import index_chunks
 from cragrag.models.embedding import make_embedder, text_key
 
 root = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(root / "bench"))
-from answers import bench_cache, laws_set  # noqa: E402
+from answers import add_set_args, bench_cache, retrieval_sets  # noqa: E402
 from corpus_pairs import ref_pairs  # noqa: E402
 ap = argparse.ArgumentParser()
-ap.add_argument("--sets", default="fire,bundled,laws")
-ap.add_argument("--eval", default=str(root.parent / "shared" / "eval" / "fire_qna_dev.jsonl"))
-ap.add_argument("--corpus", default=str(root.parent / "shared" / "corpus"))
+add_set_args(ap)
 ap.add_argument("--max-refs", type=int, default=1500, help="reference pairs per corpus at most (sampled)")
 ap.add_argument("--json")
 args = ap.parse_args()
@@ -56,20 +54,6 @@ def qvecs(qs) -> np.ndarray:
     return np.stack([qcache[q] for q in qs])
 
 def unit(x): return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-9)
-
-# ---------------------------------------------------------------- the sets
-
-def plan():
-    out, wanted = [], set(args.sets.split(","))
-    if "fire" in wanted:
-        fq = [q for q in load_golden(args.eval) if q.answerable and q.gold]
-        fp = sorted({str(Path(args.corpus) / g["doc"]) for l in Path(args.eval).read_text(encoding="utf-8").splitlines() if l.strip() for g in json.loads(l).get("gold", [])})
-        out.append(("fire", fp, {"fire dev": fq}))
-    if "bundled" in wanted:
-        out.append(("bundled", None, {f"bundled {s}": [q for q in bundled_golden(s) if q.answerable and q.gold] for s in ("heldout", "dev")}))
-    if "laws" in wanted:
-        lq, lp = laws_set(Path(args.corpus)); out.append(("laws", lp, {"16 laws": lq}))
-    return out
 
 # ---------------------------------------------------------------- fits
 
@@ -176,5 +160,5 @@ def run_corpus(name, paths, sets):
     return out
 
 results = {}
-for name, paths, sets in plan(): results[name] = run_corpus(name, paths, sets)
+for name, paths, sets in retrieval_sets(args): results[name] = run_corpus(name, paths, sets)
 if args.json: Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1, default=str)); print(f"wrote {args.json}")

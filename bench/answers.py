@@ -107,6 +107,26 @@ def laws_set(corpus: Path) -> tuple[list, list[str]]:
     qs = [GoldenQuestion(id=f"{f}:{n}", question=r["question"], gold=r["gold"]) for f, rs in rows.items() for n, r in enumerate(rs) if r["kind"] == "answerable"]
     return qs, sorted({str(Path(corpus) / g["doc"]) for rs in rows.values() for r in rs if r["kind"] == "answerable" for g in r["gold"]})   # gold docs as written: corpus-relative paths
 
+def add_set_args(ap) -> None:
+    "The arguments of the retrieval-set benches (bench/adapter.py, bench/feedback_signals.py): which sets, and where the fire set and the corpus are."
+    ap.add_argument("--sets", default="fire,bundled,laws", help="comma-separated: fire, bundled, laws")
+    ap.add_argument("--eval", default=str(ROOT.parent / "shared" / "eval" / "fire_qna_dev.jsonl"), help="the fire dev set")
+    ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"), help="where the fire and laws documents are")
+
+def retrieval_sets(args) -> list[tuple[str, list[str] | None, dict[str, list]]]:
+    "(corpus name, document paths or None for the demo corpus, {set name: answerable questions}) for each set `args.sets` names: fire dev over the documents its gold cites, the bundled golden set (held-out and dev) on the demo corpus, the laws set."
+    from cragrag.evaluate.eval import bundled_golden, load_golden
+    out, wanted = [], set(args.sets.split(","))
+    if "fire" in wanted and Path(args.eval).is_file():
+        rows = [json.loads(l) for l in Path(args.eval).read_text(encoding="utf-8").splitlines() if l.strip()]
+        paths = sorted({str(Path(args.corpus) / g["doc"]) for r in rows for g in r.get("gold", [])})
+        out.append(("fire", paths, {"fire dev": [q for q in load_golden(args.eval) if q.answerable and q.gold]}))
+    if "bundled" in wanted:
+        out.append(("bundled", None, {f"bundled {s}": [q for q in bundled_golden(s) if q.answerable and q.gold] for s in ("heldout", "dev")}))
+    if "laws" in wanted:
+        qs, paths = laws_set(Path(args.corpus)); out.append(("laws", paths, {"16 laws": qs}))
+    return out
+
 def wins_losses(rows: list[dict], baseline: str, ok=lambda r: r["ok"]) -> tuple[list[str], list[str]]:
     "Question ids `ok` now and not in the `baseline` --json file (wins), and the other way round (losses)."
     base = {r["id"]: r for r in json.loads(Path(baseline).read_text())}

@@ -14,13 +14,13 @@ A signal that can choose feedback per corpus must move the way the real question
 Sets as bench/adapter.py (fire dev over the 8 documents its gold cites; the bundled golden set's answerable questions,
 held-out and dev, on the demo corpus; the 180 answerable questions of bench/data/gate_fresh2-5.jsonl over their 16
 documents indexed together)."""
-import argparse, json, random, sys, tempfile
+import argparse, random, sys, tempfile
 from pathlib import Path
 import numpy as np
 from cragrag.answering.pipeline import Pipeline
 from cragrag.core.config import load_settings
 from cragrag.decide.probes import probe_questions
-from cragrag.evaluate.eval import article_metrics, bundled_golden, load_golden, paired_diff_ci
+from cragrag.evaluate.eval import article_metrics, paired_diff_ci
 from cragrag.indexing.build import index_chunks
 from cragrag.models.embedding import make_embedder
 from cragrag.retrieval.routing import classify_query
@@ -28,28 +28,17 @@ from cragrag.retrieval.search import search_candidates, search_rrf_only
 
 root = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(root / "bench"))
-from answers import bench_cache, laws_set  # noqa: E402
+from answers import add_set_args, bench_cache, retrieval_sets  # noqa: E402
 from corpus_pairs import ref_pairs  # noqa: E402
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--sets", default="fire,bundled,laws")
-ap.add_argument("--eval", default=str(root.parent / "shared" / "eval" / "fire_qna_dev.jsonl"))
-ap.add_argument("--corpus", default=str(root.parent / "shared" / "corpus"))
+add_set_args(ap)
 ap.add_argument("--pool", type=int, default=30)
 args = ap.parse_args()
 
 settings = load_settings(qdrant_path=":memory:", trace_enabled=False)
 emb = make_embedder(settings)
 cache, cache_file = bench_cache(emb)
-
-def corpora():
-    wanted = set(args.sets.split(","))
-    if "fire" in wanted and Path(args.eval).is_file():
-        qs = [q for q in load_golden(args.eval) if q.answerable and q.gold]
-        rows = [json.loads(l) for l in Path(args.eval).read_text(encoding="utf-8").splitlines() if l.strip()]
-        yield "fire", sorted({str(Path(args.corpus) / g["doc"]) for r in rows for g in r.get("gold", [])}), qs
-    if "bundled" in wanted: yield "bundled", None, [q for s in ("heldout", "dev") for q in bundled_golden(s) if q.answerable and q.gold]
-    if "laws" in wanted: lq, lp = laws_set(Path(args.corpus)); yield "laws", lp, lq
 
 def articles(hits, k=10) -> list[tuple]:
     out = []
@@ -74,7 +63,8 @@ def line(label, n, rows):
           + " | ".join(f"{e.mean:+.3f} [{e.lo:+.2f}, {e.hi:+.2f}]" for e in d.values()) + " |")
 
 print("| corpus: questions | n | fused RRF R@5 / MRR | feedback R@5 / MRR | Δ R@1 | Δ R@5 | Δ MRR |\n|---|---:|---|---|---|---|---|")
-for name, paths, qs in corpora():
+for name, paths, sets in retrieval_sets(args):
+    qs = [q for v in sets.values() for q in v]
     p = Pipeline(settings.model_copy(update={"qdrant_path": Path(tempfile.mkdtemp(prefix=f"fb-{name}-")) / "store"}))
     chunks = p.chunk(p.load(paths))
     index_chunks(p.store, chunks, p.embedder, p.sparse_encoder, cache=cache, progress=False)
