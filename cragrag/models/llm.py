@@ -15,7 +15,7 @@ from .prompts import PROMPTS, cite, render_context
 from ..core.schema import QueryType, Source
 from ..text.korean import AMENDMENT_NOTE, CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, named_titles, split_units
 from ..text.morphology import analyze
-from ..text.slots import Asked, asked_slot, frame_word, in_frame, qualifiers, slot_values, states, unconfirmed
+from ..text.slots import Asked, asked_slot, frame_word, in_frame, names_subject, qualifiers, slot_values, states, subject_word, unconfirmed
 from ..core.clock import time_left
 
 # %% auto #0
@@ -268,8 +268,10 @@ class ExtractiveLLM(BaseLLM):
     def __init__(self, max_units: int = 3,          # sentences (항/호) quoted per answer
                  value_units: int = 2,              # ... when the question asks for a value and some unit holds one
                  value_relevance: float = 0.7,      # a value-holding unit must score this share of the best unit's score
-                 frame_relevance: float = 0.5):     # ... or this share, when it holds the value in the question's frame (`in_frame`)
+                 frame_relevance: float = 0.5,      # ... or this share, when it holds the value in the question's frame (`in_frame`)
+                 subject_relevance: float = 0.3):   # ... or this share, when it names what the value is of (`names_subject`)
         self.max_units, self.value_units, self.value_relevance, self.frame_relevance = max_units, value_units, value_relevance, frame_relevance
+        self.subject_relevance = subject_relevance
 
 # %% ../../nbs/models/33_llm.ipynb #96983c5c
 @functools.lru_cache(maxsize=16384)
@@ -344,12 +346,15 @@ def stated(units: list, i: int, quals: tuple) -> bool:
     return states(" ".join([units[j][1] for j in [i, *unit_heads(units, i)]] + [s.metadata.get("article_title") or ""]), quals)
 
 def asked_units(query: str, units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float,
-                frame_relevance: float) -> list[int]:   # the lower bar of a unit holding the value in the question's frame
-    "The value units to quote, best first: those with the value in the question's frame (\"몇 명의 위원으로\" → \"9명의 위원으로\"), then the rest `value_units` keeps; all state the question's own numbers."
-    quals, word = qualifiers(query), frame_word(query)
+                frame_relevance: float,            # the lower bar of a unit holding the value in the question's frame
+                subject_relevance: float = 0.0) -> list[int]:   # the bar of a unit naming what the value is of (0: that rule off)
+    "The value units to quote, best first: those with the value in the question's frame (\"몇 명의 위원으로\" → \"9명의 위원으로\"), then those naming what the value is of (\"조정안은 며칠\" → \"60일 이내에 … 조정안을 작성\"), then the rest `value_units` keeps; all state the question's own numbers."
+    quals, word, subject = qualifiers(query), frame_word(query), subject_word(query)
     top = scores[ranked[0]] if ranked else 0.0
     framed = [i for i in ranked if scores[i] >= frame_relevance * top and in_frame(units[i][1], asked, word) and stated(units, i, quals)]
-    return framed + [i for i in value_units(units, scores, ranked, asked, relevance, quals) if i not in framed]
+    named = [i for i in ranked if subject_relevance and i not in framed and scores[i] >= subject_relevance * top
+             and names_subject(" ".join(units[j][1] for j in [i, *unit_heads(units, i)]), asked, subject) and stated(units, i, quals)]   # a 호 with its 항 head
+    return framed + named + [i for i in value_units(units, scores, ranked, asked, relevance, quals) if i not in framed + named]
 
 @patch
 def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> Selection:
@@ -359,7 +364,7 @@ def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_qu
     if not units: return Selection([], asked, False if asked.wants_value else None)
     ranked, n, found = [i for i in sorted(range(len(units)), key=lambda i: (-scores[i], i)) if scores[i] > 0], self.max_units, None
     if asked.wants_value:
-        holding = asked_units(query, units, scores, ranked, asked, self.value_relevance, self.frame_relevance)
+        holding = asked_units(query, units, scores, ranked, asked, self.value_relevance, self.frame_relevance, self.subject_relevance)
         found = bool(holding)
         if holding: ranked, n = holding, self.value_units
     best = ranked[:n] or [0]

@@ -13,8 +13,8 @@ from .numbers import blank_spans, extract_numeric_facts
 __all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'MEASURE_UNITS', 'COUNT_UNITS', 'DIMENSIONS', 'SLOT_RULES', 'SLOT_NOUNS',
            'PERIOD_UNITS', 'PENALTY_RE', 'UNTIL_RE', 'WAGE_RE', 'DEFINED_TERM_RE', 'PER_PERIOD', 'UNCONFIRMED',
            'ALL_KINDS', 'question_unit', 'measures', 'Asked', 'asked_unit', 'asked_slot', 'defines', 'defined_terms',
-           'unit_values', 'slot_values', 'frame_word', 'in_frame', 'qualifiers', 'states', 'unconfirmed',
-           'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
+           'unit_values', 'slot_values', 'frame_word', 'in_frame', 'subject_word', 'names_subject', 'qualifiers',
+           'states', 'unconfirmed', 'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -205,6 +205,21 @@ def in_frame(text: str, asked: Asked, word: str | None) -> bool:
     if not word: return False
     glue = r"\s*(?:의|은|는|이|가|을|를|에|으로|로|까지)?\s*"
     return any(re.search(re.escape(v) + glue + re.escape(word) + "(?=" + _AFTER + ")", text) for v in slot_values(text, asked))
+
+# %% ../../nbs/text/07_slots.ipynb #fa630de5
+_ASKWORD = r"(?:몇\s*[가-힣]{1,3}|며칠|얼마|언제)"   # any question word a value answers (몇 분, 몇 점 included)
+_DEGREE = r"(?:(?:최대|최소|최장|최단|최고|최저|총|모두|합쳐서|대략|약|보통|정확히|적어도|각각)\s+)*"
+_SUBJECT_RE = re.compile(r"([가-힣A-Za-z]{2,}?)(?:은|는|이|가)\s+" + _DEGREE + _ASKWORD)
+
+def subject_word(question: str) -> str | None:
+    "The word the question asks a value of: right before its question word, with its particle (\"조정안은 며칠\" → 조정안, \"임기는 최대 몇 년\" → 임기); None when there is none."
+    m = _SUBJECT_RE.search(question or "")
+    return m[1] if m else None
+
+def names_subject(text: str, asked: Asked, word: str | None) -> bool:
+    "Whether `text` names `word` (as a word: a particle or nothing after it) and holds a value for `asked`."
+    if not word or not re.search(re.escape(word) + "(?=" + _AFTER + ")", text or ""): return False
+    return bool(slot_values(text, asked))
 
 # %% ../../nbs/text/07_slots.ipynb #d88a86e8
 _RAW_NUM = re.compile(r"\d[\d,.]*\s*(?!이상|이하|이내|미만|초과)[가-힣]")   # a number and the first letter after it: 1급, 1인, 3호 (not the bound of "1 이상", which names no unit)
