@@ -24,7 +24,11 @@ Questions (none used to fit anything, except the bundled golden dev split, repor
 - fire_facility_decree, motor_act, labor_act, insurance_table1: bench/data/gate_fresh5.jsonl, one document each
   (소방시설법 시행령, 자동차손해배상 보장법, 근로기준법, 보험업감독규정 별표 1), held out;
 - fire_facility_act, insurance_business_act, civil_act, hydrant_code: bench/data/gate_fresh6.jsonl, one document each
-  (소방시설법, 보험업법, 민법, NFPC 102), held out for the next change.
+  (소방시설법, 보험업법, 민법, NFPC 102), held out (read on landed code, totals only).
+- supervision_reg, supervision_tables, labor_privacy_health, fire_prevention_pair: bench/data/gate_fresh7.jsonl (보험업감독규정
+  alone; its 별표 14 and 15 together; 근로기준법 + 개인정보 보호법 + 국민건강보험법 in one index; 화재예방법 and its decree),
+  written by a helper who read only those documents, with the value each answerable question asks (`value`), held out
+  for the next gate change.
 
 The gate reads the best rerank score of the first search (no rewrite): pass ≥ crag_score_threshold, refuse <
 crag_abort_threshold. Each group also reports the line `Pipeline.fit_gate` fits on probes made from its index (no
@@ -80,7 +84,8 @@ FRESH = [ROOT / "bench" / "data" / "gate_fresh.jsonl",    # groups written after
          ROOT / "bench" / "data" / "gate_fresh3.jsonl",   # written before law_not_indexed and the weak-probe rule were run on them
          ROOT / "bench" / "data" / "gate_fresh4.jsonl",   # held out for stop 47's value reader (run once on it)
          ROOT / "bench" / "data" / "gate_fresh5.jsonl",   # held out: run once on what stop 47 landed, before any change is tried
-         ROOT / "bench" / "data" / "gate_fresh6.jsonl"]   # held out for issue 26's next change (the landed code read once, totals only)
+         ROOT / "bench" / "data" / "gate_fresh6.jsonl",   # held out for issue 26 (landed code read three times, totals only: stops 49 and 52)
+         ROOT / "bench" / "data" / "gate_fresh7.jsonl"]   # held out for the next gate change: written at stop 52, nothing run on it
 
 def fresh_rows() -> list[dict]:
     "The rows of the fresh gate sets, their out-of-corpus kind spelled as this bench's (ooc)."
