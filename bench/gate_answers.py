@@ -14,24 +14,30 @@ question through `Pipeline.answer` with the offline defaults (no model, so every
 - answerable questions answered: not refused and no `failure_reason`;
 - out-of-corpus questions refused by the gate (`is_refusal`), and refused or failed explicitly (미확인: no value asserted);
 - why the answerable questions not answered were not: the gate's refusal reason or the answer's failure reason.
+- where the set gives the asked value (gate_fresh7's `value`): how many answered questions hold it (spaces ignored), since an
+  answer that is not 미확인 may still quote another value.
 Every rate comes with a 95 % bootstrap interval."""
 import argparse, json, sys, time
 from collections import Counter
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from gate_corpora import FRESH_GROUPS, group_corpus   # noqa: E402
+from gate_corpora import FRESH_GROUPS, fresh_values, group_corpus   # noqa: E402
 from cragrag.answering.pipeline import Pipeline         # noqa: E402
 from cragrag.evaluate.eval import bootstrap_ci          # noqa: E402
 
 DEFAULT = ["nuclear_terms", "fraud_act", "seismic_hydrant", "motor_decree", "fire_decree", "apartment_code", "privacy_act"]
 
+VALUES = fresh_values()   # the asked value of the fresh questions that carry one
+
 def asked(p: Pipeline, group: str, kind: str, q: str, **extra) -> dict:
-    "One question through `p.answer`: what the user sees (refused and why, the answer's failure reason)."
+    "One question through `p.answer`: what the user sees (refused and why, the answer's failure reason, whether it holds the asked value where the set gives one)."
     res = p.answer(q)
     fr = getattr(res, "failure_reason", None) or (res.grounded or {}).get("failure_reason")
+    v = VALUES.get((group, q))
+    holds = None if v is None else "".join(v.split()) in "".join(res.answer.split()) and not res.is_refusal and not fr
     return {"group": group, "kind": "ooc" if kind in ("ooc", "near_ooc") else kind, "question": q, "refused": res.is_refusal,
-            "refusal_reason": res.refusal_reason, "failure_reason": fr, "answer": res.answer[:200], **extra}
+            "refusal_reason": res.refusal_reason, "failure_reason": fr, "answer": res.answer[:200], "holds_value": holds, **extra}
 
 def run_group(group: str, lines: tuple[float, ...] = ()) -> list[dict]:
     "Each question of `group` through the gate `cragrag index` fits; then, with `lines`, again at each fixed pass line (refuse line min(line, 0.1))."
@@ -57,6 +63,15 @@ def report(rows: list[dict]) -> None:
         print(f"{g:16s} {sum(not r['refused'] and not r['failure_reason'] for r in a):3d}/{len(a):<3d} {ci([not r['refused'] and not r['failure_reason'] for r in a]):18s}"
               f"  {sum(r['refused'] for r in o):3d}/{len(o):<3d} {ci([r['refused'] for r in o]):18s}"
               f"  {sum(r['refused'] or bool(r['failure_reason']) for r in o):3d}/{len(o):<3d} {ci([r['refused'] or bool(r['failure_reason']) for r in o])}")
+
+def values(rows: list[dict]) -> None:
+    "Of the answerable questions whose set gives the asked value: how many answers hold it (spaces ignored), per group; an answer that is not 미확인 may still quote another value."
+    vs = [r for r in rows if r["kind"] == "answerable" and r.get("holds_value") is not None]
+    if not vs: return
+    print("\nanswerable questions with a gold value: answered / answered holding the value")
+    for g in dict.fromkeys(r["group"] for r in vs):
+        sel = [r for r in vs if r["group"] == g]
+        print(f"  {g:22s} {sum(not r['refused'] and not r['failure_reason'] for r in sel):3d} / {sum(r['holds_value'] for r in sel):3d} of {len(sel)}")
 
 def reasons(rows: list[dict]) -> None:
     "Why answerable questions were not answered, per group: the gate's refusal (no_topic: below the refuse line; no_rewrite: in the band, no rewrite passed; law_not_indexed) or the answer's failure (미확인 …)."
@@ -116,7 +131,7 @@ def main(argv=None):
     rows = load(args.compare) if args.compare else [r for g in args.groups.split(",") for r in run_group(g, lines)]
     if args.json and not args.compare: Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=0), encoding="utf-8")
     fitted = [r for r in rows if r.get("line") is None]
-    report(fitted); reasons(fitted); by_line(rows)
+    report(fitted); values(fitted); reasons(fitted); by_line(rows)
     if args.baseline: compare(fitted, [r for r in load(args.baseline) if r.get("line") is None])
     return 0
 

@@ -92,6 +92,10 @@ def fresh_rows() -> list[dict]:
     rows = [json.loads(l) for f in FRESH for l in open(f, encoding="utf-8")]
     return [{**r, "kind": "ooc" if r["kind"] == "out_of_corpus" else r["kind"]} for r in rows]
 
+def fresh_values() -> dict[tuple[str, str], str]:
+    "The value each answerable fresh question asks, as the document writes it, by (group, question): the sets that carry one (`value`)."
+    return {(r["group"], r["question"]): r["value"] for r in fresh_rows() if r.get("value")}
+
 def fresh(group: str) -> tuple[list[Path], list[tuple[str, str]]]:
     "The documents and (kind, question) of a fresh group: its answerable questions' gold documents."
     rows = [r for r in fresh_rows() if r["group"] == group]
