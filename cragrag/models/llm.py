@@ -21,7 +21,7 @@ from ..core.clock import time_left
 # %% auto #0
 __all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'LLMError', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply',
            'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads', 'unit_items', 'Selection',
-           'with_item_heads', 'score_units', 'value_units', 'stated', 'asked_units', 'make_llm']
+           'with_item_heads', 'score_units', 'value_units', 'with_heads', 'stated', 'asked_units', 'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -340,10 +340,13 @@ def value_units(units: list, scores: list[float], ranked: list[int], asked: Aske
     holds = lambda i: any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)])
     return [i for i in ranked if scores[i] >= relevance * top and holds(i) and stated(units, i, quals)]
 
+def with_heads(units: list, i: int) -> str:
+    "Unit `i`'s text with the units it hangs from (a 호 with its 항 head): how it reads in its article."
+    return " ".join(units[j][1] for j in [i, *unit_heads(units, i)])
+
 def stated(units: list, i: int, quals: tuple) -> bool:
     "Whether unit `i`, with its heads and its article title, states every one of `quals`."
-    s = units[i][0]
-    return states(" ".join([units[j][1] for j in [i, *unit_heads(units, i)]] + [s.metadata.get("article_title") or ""]), quals)
+    return states(with_heads(units, i) + " " + (units[i][0].metadata.get("article_title") or ""), quals)
 
 def asked_units(query: str, units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float,
                 frame_relevance: float,            # the lower bar of a unit holding the value in the question's frame
@@ -352,9 +355,10 @@ def asked_units(query: str, units: list, scores: list[float], ranked: list[int],
     quals, word, subject = qualifiers(query), frame_word(query), subject_word(query)
     top = scores[ranked[0]] if ranked else 0.0
     framed = [i for i in ranked if scores[i] >= frame_relevance * top and in_frame(units[i][1], asked, word) and stated(units, i, quals)]
-    named = [i for i in ranked if subject_relevance and i not in framed and scores[i] >= subject_relevance * top
-             and names_subject(" ".join(units[j][1] for j in [i, *unit_heads(units, i)]), asked, subject) and stated(units, i, quals)]   # a 호 with its 항 head
-    return framed + named + [i for i in value_units(units, scores, ranked, asked, relevance, quals) if i not in framed + named]
+    named = [i for i in ranked if i not in framed and scores[i] >= subject_relevance * top
+             and names_subject(with_heads(units, i), asked, subject) and stated(units, i, quals)] if subject_relevance and subject else []
+    taken = set(framed + named)
+    return framed + named + [i for i in value_units(units, scores, ranked, asked, relevance, quals) if i not in taken]
 
 @patch
 def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> Selection:
