@@ -87,7 +87,7 @@ class Components:
         self.settings = (type(settings)(**{**settings.model_dump(exclude_unset=True), **overrides}) if overrides else settings) if settings else load_settings(**overrides)
         self._lock, self._store, self._parts, self._ctx = threading.RLock(), store, {}, None
         self._rw = ReadWriteLock()            # searches read together; indexing writes alone
-        self._warm, self._titles, self._stages, self._gate, self._texts, self._names = False, None, None, None, None, None
+        self._warm, self._titles, self._stages, self._gate, self._texts, self._names, self._graph = False, None, None, None, None, None, None
         self._shared, self._view = False, None  # a tenant view shares its parent's store; its `TenantStore`
         self.tenant = None
         if tenant is not None:
@@ -140,7 +140,7 @@ def for_tenant(self: Components, tenant: str):
     self.store                                            # open the shared store once, here
     child = object.__new__(type(self)); child.__dict__.update(self.__dict__)
     child.tenant, child._ctx, child._titles, child._shared, child._view, child._gate = check_tenant(tenant), None, None, True, None, None
-    child._texts = child._names = None   # the tenant's own chunks' texts and titles, never its parent's
+    child._texts = child._names = child._graph = None   # the tenant's own chunks' texts, titles and references, never its parent's
     child.last_timings, child.last_trace = {}, None
     return child
 
@@ -237,7 +237,7 @@ def index(self: Components, paths=None,   # files/folders; None: the bundled dem
         chunks = tenant_chunks(chunks, self.tenant)
     with self._rw.write():
         if recreate: self._recreate()
-        self._ctx, self._titles, self._gate, self._texts, self._names = None, None, None, None, None
+        self._ctx, self._titles, self._gate, self._texts, self._names, self._graph = None, None, None, None, None, None
         rep = index_chunks(self.store, chunks, self.embedder, self.sparse_encoder,
                            cache=bundled_cache(self.embedder.name), payload=payload, progress=progress)
     _warn_if_grown(self.store)
@@ -281,6 +281,15 @@ def router(self: Components):
         if not self.store.exists(): return Router()   # nothing indexed yet: the search says what to do
         self._names = Router().over(index_names(p for _, p in self.store.scroll(fields=["doc_title", "article_id", "article_title", "ref_edges"])))
     return self._names
+
+@patch
+def reference_graph(self: Components):
+    "The index's `ReferenceGraph` (a tenant's own chunks only), from the references stored with each chunk; kept until the next `index()`."
+    from cragrag.indexing.refgraph import ReferenceGraph
+    if self._graph is None:
+        fields = ["doc_id", "doc_title", "article_id", "ref_edges"]
+        self._graph = ReferenceGraph.from_payloads(p | {"chunk_id": i} for i, p in self.store.scroll(fields=fields)) if self.store.exists() else ReferenceGraph()
+    return self._graph
 
 # %% ../../nbs/answering/80_pipeline.ipynb #1afecca4
 @patch
@@ -347,7 +356,7 @@ def services(self: Components):
     from cragrag.decide.gate import over_index
     return Services(settings=self.gate_settings, llm=self.llm, store=self.store, search=self.search, multi_search=self.multi_search,
                     rewriter=over_index(self.rewriter, self.index_texts), titles=self.indexed_titles, external=lambda: self.external, harmful=self._harmful,
-                    tenant=self.tenant, router=self.router)
+                    tenant=self.tenant, router=self.router, graph=self.reference_graph)
 
 # %% ../../nbs/answering/80_pipeline.ipynb #a17459ac
 @patch(as_prop=True)

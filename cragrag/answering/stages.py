@@ -36,6 +36,9 @@ from ..decide.sufficiency.ledger import LLMSupportJudge
 from ..check.relevance import Relevance, answer_relevance, relevance_hint
 from ..text.slots import VALUE_SLOTS, asked_slot, definition_query, is_unconfirmed, penalty_query, slot_values, unconfirmed
 from ..indexing.refgraph import cites
+from ..indexing.refgraph import ReferenceGraph
+from ..decide.sufficiency.ledger import is_candidate
+from ..decide.sufficiency.verdicts import scenario_verdict
 from ..text.korean import with_particle
 
 
@@ -94,6 +97,7 @@ class Services:
     harmful: Callable[[], HarmfulContentFilter]       # the output guardrails' harmful-content filter, built on first use
     tenant: str | None = None                         # the request's tenant: the sufficiency ledger's access scope
     router: Callable[[], Router] = Router             # the router over the index's own titles (`Pipeline.router`)
+    graph: Callable[[], ReferenceGraph] | None = None # the index's reference graph (`Pipeline.reference_graph`; None: a scenario's evidence is not followed)
 
 # %% ../../nbs/answering/79_answer_path.ipynb #e2e23d0a
 @dataclass
@@ -204,6 +208,16 @@ def _cited(o) -> list[str]:
     ids = [e for r in o.verdict.requirement_results for e in r.evidence] + [e for c in o.verdict.contradictions for e in c.sides]
     return list(dict.fromkeys(o.ledger[e].chunk_id for e in ids))
 
+def _neighbours(svc: Services, question: str):
+    "(doc_id, article_id) → the articles one reference away in the index; those citing it first when a penalty is asked (벌칙 and 과태료 articles cite the rule they punish). None without a graph."
+    if svc.graph is None: return None
+    g, penalty = svc.graph(), asked_slot(question).slot == "penalty"
+    return (lambda key: g.neighbours(key, "reverse") + g.neighbours(key, "forward")) if penalty else g.neighbours
+
+def _reach(svc: Services, st: AnswerState, facts: list[str]) -> float:
+    "The best score (as the gate reads it: query level) that any of a scenario's fact sentences reaches in the index."
+    return max(((x.rerank_score or 0.0) for f in facts for x in svc.search(f, st.route, 3, st.filters)), default=0.0)
+
 def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
     "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL, or `law_not_indexed` before it runs."
     if st.route is not None and st.route.other_laws: raise Refusal("law_not_indexed")   # framed by a law the index does not hold, as the gate reads it
@@ -223,11 +237,15 @@ def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
     if s.sufficiency_llm_judge and llm_ok:
         judge = LLMSupportJudge(svc.llm); judge.log = st.log
     st.sufficiency = o = run_sufficiency(st.query, search, route=st.route, requirements=reqs, exists=exists, tenant=svc.tenant,
-                                         laws=svc.titles(), judge=judge, top_k=min(st.top_k or s.top_k, 10),
+                                         laws=svc.titles(), judge=judge, top_k=min(st.top_k or s.top_k, 10), neighbours=_neighbours(svc, st.query),
                                          budget=Budget(max_rounds=s.sufficiency_max_rounds, max_searches=s.sufficiency_max_searches,
                                                        max_llm_calls=s.sufficiency_max_llm_calls - (1 if dec else 0)))
     if dec is not None: o.decomposition = {"version": dec.last.version, "source": dec.last.source, "reason": dec.last.reason}
-    st.evidence_sources = [seen[c] for c in _cited(o) if c in seen]
+    if (facts := [r.description for r in o.requirements if r.origin == "fact"]):   # a scenario: UNANSWERABLE only when nothing relevant is indexed
+        o.verdict = scenario_verdict(o.verdict, _reach(svc, st, facts), s.sufficiency_scenario_reach * s.crag_abort_threshold)
+    found = [] if o.verdict.verdict == "SUFFICIENT" else [it.chunk_id for it in o.ledger if is_candidate(it) and it.verified]
+    own = [it.chunk_id for it in o.ledger if "*" in it.scores and it.first_round == 0] if facts else []   # a scenario: what the question's own search found leads
+    st.evidence_sources = [seen[c] for c in dict.fromkeys(own + _cited(o) + found) if c in seen]   # never less than the question's own search found
     if not seen and svc.store.count() == 0: raise Refusal("empty_index")
     if o.verdict.verdict not in ("SUFFICIENT", "PARTIAL"):
         why = f"insufficient_{o.verdict.verdict.lower()}"
@@ -248,7 +266,8 @@ def _budget(svc: Services, st: AnswerState) -> int:
 def _context(svc: Services, st: AnswerState) -> tuple[list[Source], str | None]:
     "The sources to write from, cut to the context budget, and the rewritten query that found them (None: the question's own)."
     ctx = st.context if st.context is not None else (st.crag.final.sources if st.crag else st.evidence_sources)
-    return truncate_context(ctx, _budget(svc, st)), (st.crag.final.query if st.crag and st.crag.retries else None)
+    scenario = st.sufficiency is not None and any(r.origin == "fact" for r in st.sufficiency.requirements)   # its evidence comes from several searches: kept in the order the stage chose
+    return truncate_context(ctx, _budget(svc, st), by_score=not scenario), (st.crag.final.query if st.crag and st.crag.retries else None)
 
 def _written(svc: Services, answer: str, sources: list[Source]) -> Generation:
     "The generation, unless the generator itself found nothing to answer from."

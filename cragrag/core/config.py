@@ -74,6 +74,8 @@ class Settings(BaseSettings):
         "after the rules; it never writes the answer")
     sufficiency_max_llm_calls: int = Field(4, ge=0, le=20, description=
         "LLM calls the sufficiency loop may spend on the decomposition and the judge for one question (its cost budget)")
+    sufficiency_scenario_reach: float = Field(0.5, ge=0, le=2, description=
+        "A scenario (facts, then a question) is UNANSWERABLE only when none of its fact sentences reaches this share of the index's refuse threshold (the Design section: a scenario's verdict)")
     # --- [3'] grounded answering and post-processing (each off by default: answer() unchanged) ---
     grounded_answer: bool = Field(False, description=
         "write the answer as the grounded-answer contract (direct answer, claims with chunk ids, evidence documents with "

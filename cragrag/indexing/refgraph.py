@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Iterable, Literal, Mapping, Sequence
 from fastcore.basics import patch
 from ..text.korean import (GENERIC_LAW_WORDS, find_appendix_refs, find_article_refs, law_act, law_authority, law_level,
@@ -194,14 +195,29 @@ def build(cls: ReferenceGraph, chunks: Sequence) -> ReferenceGraph:
     for c in chunks:
         key = (c.doc_id, c.article_id)
         g.chunks[key].append(c.chunk_id)
-        if not c.article_id: continue
-        for e in article_edges(c.text, c.doc_title, aliases[c.doc_id], c.article_id):
-            g.edges[key].append(e)
-            t = resolve_edge(e, c.doc_id, g.docs)
-            if t is None: g.unresolved += 1
-            elif t[1] is None: g.delegates[key].add(t[0])
-            elif t != key:
-                g.forward[key].setdefault(t, e.kind); g.reverse[t].add(key)
+        if c.article_id: g.add_edges(key, article_edges(c.text, c.doc_title, aliases[c.doc_id], c.article_id))
+    return g
+
+@patch
+def add_edges(self: ReferenceGraph, key: Key, edges: Iterable[Edge]):
+    "Record the article's `edges`, each resolved among the indexed documents (`resolve_edge`)."
+    for e in edges:
+        self.edges[key].append(e)
+        t = resolve_edge(e, key[0], self.docs)
+        if t is None: self.unresolved += 1
+        elif t[1] is None: self.delegates[key].add(t[0])
+        elif t != key:
+            self.forward[key].setdefault(t, e.kind); self.reverse[t].add(key)
+
+@patch(cls_method=True)
+def from_payloads(cls: ReferenceGraph, payloads: Iterable[Mapping]) -> ReferenceGraph:
+    "The graph of indexed chunks from their payloads (doc_id, doc_title, article_id, chunk_id, and the `ref_edges` the index stored): no text is parsed again."
+    g, ps = cls(), list(payloads)
+    g.docs = docs_index(SimpleNamespace(doc_id=p.get("doc_id"), doc_title=p.get("doc_title"), article_id=p.get("article_id")) for p in ps)
+    for p in ps:
+        key = (p.get("doc_id"), p.get("article_id"))
+        if p.get("chunk_id"): g.chunks[key].append(p["chunk_id"])
+        if key[1]: g.add_edges(key, [Edge(**(d | {"span": tuple(d.get("span") or (0, 0))})) for d in p.get("ref_edges") or ()])
     return g
 
 # %% ../../nbs/indexing/51_refgraph.ipynb #82a7eac8

@@ -157,9 +157,10 @@ def _cut_to_fit(s: Source, room: int, count: Callable[[str], int]) -> Source | N
 # %% ../../nbs/models/31_prompts.ipynb #94cfe118
 def truncate_context(sources: Sequence[Source], # reranked sources (siblings follow their hit)
                      budget: int,               # tokens available (`calc_context_budget`)
-                     count: Callable[[str], int] = count_tokens) -> list[Source]:
-    "The sources that fit `budget`: whole chunks by score, then at most one cut at a safe boundary; retrieval order kept."
-    score = _inherited_scores(sources)
+                     count: Callable[[str], int] = count_tokens,
+                     by_score: bool = True) -> list[Source]:   # False: in the given order (scores from different searches do not compare)
+    "The sources that fit `budget`: whole chunks by score (or in order), then at most one cut at a safe boundary; retrieval order kept."
+    score = _inherited_scores(sources) if by_score else [-i for i in range(len(sources))]
     kept, used = {}, count(quote_untrusted(""))   # the quote's two tags
     for i in sorted(range(len(sources)), key=lambda i: -score[i]):
         s = sources[i]

@@ -21,8 +21,8 @@ from ...text.korean import mark_range
 
 # %% auto #0
 __all__ = ['Grade', 'GRADES', 'SUPPORT_PROMPT', 'Support', 'Check', 'Validation', 'span_hash', 'authority_of', 'EvidenceItem',
-           'now_iso', 'evidence_item', 'EvidenceLedger', 'check_exists', 'check_access', 'check_span', 'revoked_lines',
-           'is_revoked', 'check_revoked', 'check_revision', 'constraint_list', 'constraint_field',
+           'now_iso', 'evidence_item', 'EvidenceLedger', 'is_candidate', 'check_exists', 'check_access', 'check_span',
+           'revoked_lines', 'is_revoked', 'check_revoked', 'check_revision', 'constraint_list', 'constraint_field',
            'requirement_revision', 'deterministic_checks', 'Thresholds', 'paragraphs', 'constraint_match', 'key_terms',
            'term_overlap', 'grade_rule', 'grade_ledger', 'SpanGrade', 'SupportMap', 'support_messages',
            'LLMSupportJudge']
@@ -215,15 +215,19 @@ def record(self: EvidenceLedger) -> dict:
 
 @patch
 def compact(self: EvidenceLedger) -> list[dict]:
-    "The response projection: verified items graded relevant to some requirement, with their grades."
+    "The response projection: verified items graded relevant to some requirement, with their grades, and the first search's candidates (`candidate`: no requirement settled by it yet)."
     out = []
     for it in self:
         g = {s.requirement_id: s.grade for s in it.supports + it.contradicts if s.grade != "IRRELEVANT"}
         g = {rid: it.grade_for(rid).grade for rid in g if it.grade_for(rid).grade != "IRRELEVANT"}
-        if g and it.verified:
+        if (g or is_candidate(it)) and it.verified:
             out.append({"evidence_id": it.evidence_id, "span_id": it.span_id, "doc_title": it.doc_title, "article_id": it.article_id,
-                        "effective_date": it.effective_date, "grades": g})
+                        "effective_date": it.effective_date, "grades": g} | ({} if g else {"candidate": True}))
     return out
+
+def is_candidate(it: EvidenceItem) -> bool:
+    "Found by round 0's searches (the question's own, each requirement's, a scenario's followed references), not a restored neighbour: evidence the ledger keeps whatever the grades say."
+    return it.first_round == 0 and not it.sibling_of
 
 # %% ../../../nbs/decide/sufficiency/52_ledger.ipynb #95919d82
 def check_exists(item: EvidenceItem, exists: Callable[[str], bool]) -> Check:
@@ -386,7 +390,7 @@ def grade_rule(item: EvidenceItem, requirement,          # anything with id, des
     if not rev.ok: reasons.append(rev.reason)
     scores = dict(parent_scores or {}) | item.scores
     own, q = scores.get(rid), scores.get("*")
-    score = own if own is not None else (q if single else None)
+    score = own if own is not None else (q if single or getattr(requirement, "origin", None) == "ask" else None)   # a scenario's ask: the question's own search
     if match == "mismatch": return Support(requirement_id=rid, grade="IRRELEVANT", score=score, fresh=rev.ok, reasons=["SOURCE_MISMATCH"] + reasons)
     if match in ("exact", "paragraph"):
         grade = "DIRECT_SUPPORT" if match == "exact" else "PARTIAL_SUPPORT"

@@ -20,7 +20,7 @@ from .verdicts import Verdict, ambiguity_reasons, assess
 # %% auto #0
 __all__ = ['Budget', 'Action', 'RoundRecord', 'first_actions', 'query_variants', 'diversify', 'candidate_actions',
            'first_untried', 'plan_actions', 'compare_sides', 'pin_articles', 'consistency_checks', 'edges_of',
-           'SufficiencyOutcome', 'stop_rule', 'supported_articles', 'run_sufficiency']
+           'SufficiencyOutcome', 'follow_actions', 'stop_rule', 'supported_articles', 'run_sufficiency']
 
 # %% ../../../nbs/decide/sufficiency/54_sufficiency.ipynb #f00d8969
 class Budget(BaseModel):
@@ -30,6 +30,8 @@ class Budget(BaseModel):
     deadline_s: float | None = None # wall-clock seconds for the whole loop
     no_progress_rounds: int = 2     # stop after this many rounds with no new covered requirement and no new verified evidence
     max_llm_calls: int = 4          # judge calls (one per round it runs); the rules alone afterwards
+    first_k: int = 10               # articles the question's own search keeps in round 0: the evidence holds what `retrieve(top_k=first_k)` finds
+    max_follow: int = 4             # a scenario's articles one reference away from its evidence, fetched in round 0 after its searches
 
 class Action(BaseModel):
     "One search the loop runs, and why."
@@ -58,11 +60,13 @@ class RoundRecord(BaseModel):
 # %% ../../../nbs/decide/sufficiency/54_sufficiency.ipynb #1fb82fb6
 def _article_filter(c) -> dict: return {"article_id": constraint_field(c, "article")}
 
-def first_actions(question: str, requirements: Sequence[Requirement], route: RouteResult, top_k: int = 5) -> list[Action]:
-    "Round 0: the question, then a search per requirement (by article filter when it names one)."
-    out = [Action(kind="SEARCH_QUESTION", query=question, strategy=route.strategy.value, top_k=top_k)]
+def first_actions(question: str, requirements: Sequence[Requirement], route: RouteResult, top_k: int = 5,
+                  first_k: int | None = None) -> list[Action]:   # the question's own search keeps this many (default `top_k`)
+    "Round 0: the question, then a search per requirement (by article filter when it names one; a scenario's ask is the question's)."
+    out = [Action(kind="SEARCH_QUESTION", query=question, strategy=route.strategy.value, top_k=max(top_k, first_k or top_k))]
     if len(requirements) < 2 and not any(constraint_field(c, "article") for r in requirements for c in constraint_list(r)): return out
     for r in requirements:
+        if r.origin == "ask": continue
         arts = [c for c in constraint_list(r) if constraint_field(c, "article")]
         out += [Action(kind="LOOKUP_ARTICLE", requirement_id=r.id, query=r.description, filters=_article_filter(c), top_k=top_k) for c in arts] or \
                ([Action(kind="REWRITE_FOR_SLOT", requirement_id=r.id, query=r.description, strategy=route.strategy.value, top_k=top_k)]
@@ -204,6 +208,24 @@ class SufficiencyOutcome:
                                  "requirement_list": [r.model_dump(exclude_defaults=True) for r in self.requirements], "ledger": self.ledger.record()}
 
 # %% ../../../nbs/decide/sufficiency/54_sufficiency.ipynb #31e6c465
+def follow_actions(question: str, requirements: Sequence[Requirement], ledger: EvidenceLedger,
+                   neighbours: Callable[[tuple[str, str]], list[tuple[str, str]]],   # (doc_id, article_id) → articles one reference away, best first
+                   tried: set[str], n: int = 4) -> list[Action]:
+    "Fetches of up to `n` articles one reference away from each requirement's best evidence, scored for that requirement (the ask's: for the whole question, as its own search was)."
+    held = {(it.source_id, it.article_id) for it in ledger}
+    best = lambda rid: sorted((it for it in ledger if it.article_id and rid in it.scores and not it.sibling_of), key=lambda it: -it.scores[rid])
+    out, seen = [], set(held)
+    for r in requirements:
+        rid, q = ("*", question) if r.origin == "ask" else (r.id, r.description)
+        for it in best(rid)[:2]:
+            for key in neighbours((it.source_id, it.article_id)):
+                if key in seen: continue
+                a = Action(kind="FOLLOW_REFERENCE", requirement_id=rid, query=q, filters={"doc_id": key[0], "article_id": key[1]}, top_k=1)
+                if a.fingerprint in tried: continue
+                seen.add(key); out.append(a)
+                break    # one per evidence item: the nearest
+    return out[:n]
+
 def stop_rule(v: Verdict, checked: bool,          # `checked`: consistency checks were just planned (they run first)
               searches: int, budget: Budget, elapsed: float,
               left: float | None,                  # seconds left on the request's deadline (None: no deadline)
@@ -230,7 +252,9 @@ def run_sufficiency(question: str,                       # the user's question
                     laws: Sequence[str] = (),                            # titles in the index (for LAW_NOT_NAMED)
                     budget: Budget = Budget(), top_k: int = 5, th: Thresholds = Thresholds(),
                     judge=None,                                          # an `LLMSupportJudge`, or None for the rules alone
-                    follow_references: bool = True) -> SufficiencyOutcome:
+                    follow_references: bool = True,
+                    neighbours: Callable[[tuple[str, str]], list[tuple[str, str]]] | None = None   # the index's reference graph: a scenario's evidence is followed one reference on
+                    ) -> SufficiencyOutcome:
     "Search, ledger, verdict; corrective rounds chosen by reason until a stop rule holds."
     route = route or classify_query(question)
     base = list(requirements) if requirements is not None else decompose_requirements(question, route)
@@ -254,8 +278,11 @@ def run_sufficiency(question: str,                       # the user's question
         if judge is not None and judged < budget.max_llm_calls: judge.judge(reqs, led); judged += 1
         return assess(reqs, led, ambiguity_reasons(question, base, laws))
     def verified() -> int: return sum(1 for i in led if i.verified)
-    acts = first_actions(question, reqs, route, top_k)[:budget.max_searches]
+    acts = first_actions(question, reqs, route, top_k, budget.first_k)[:budget.max_searches]
     new = sum(do(a, 0) for a in acts)
+    if neighbours is not None and any(r.origin == "fact" for r in reqs):   # a scenario's issues are settled by articles its evidence cites, or that cite it (a penalty, a decree)
+        follow = follow_actions(question, reqs, led, neighbours, tried, min(budget.max_follow, budget.max_searches - n))
+        acts, new = acts + follow, new + sum(do(a, 0) for a in follow)
     v = evaluate()
     rounds = [RoundRecord(round=0, actions=acts, new_evidence=new, new_verified=verified(), new_covered=sorted(v.covered), verdict=v.verdict, coverage=v.coverage)]
     stop = ""

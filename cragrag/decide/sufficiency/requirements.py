@@ -20,8 +20,8 @@ from ...text.korean import law_authority
 __all__ = ['Level', 'DECOMPOSE_PROMPT', 'SourceConstraint', 'Relation', 'Requirement', 'law_level_name', 'is_numeric',
            'source_constraints', 'revision_points', 'temporal_requirements', 'comparison_sides',
            'comparison_requirements', 'exception_requirements', 'delegation_requirements', 'multipart_requirements',
-           'decompose_requirements', 'RequirementList', 'decompose_messages', 'renumber', 'Decomposition',
-           'LLMDecomposer', 'derived_requirements']
+           'scenario_parts', 'scenario_requirements', 'decompose_requirements', 'RequirementList', 'decompose_messages',
+           'renumber', 'Decomposition', 'LLMDecomposer', 'derived_requirements']
 
 # %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #93e14947
 Level = Literal["법률", "시행령", "시행규칙", "고시"]
@@ -49,7 +49,7 @@ class Requirement(BaseModel):
     required: bool = True                                                # False: helpful context, not needed for coverage
     relations: list[Relation] = Field(default_factory=list)
     numeric: bool = False                                                # the answer holds a number that must be found, never estimated
-    origin: Literal["rule", "llm", "reference"] = "rule"                 # who wrote it: the rules, the LLM, the reference graph
+    origin: Literal["rule", "llm", "reference", "ask", "fact"] = "rule" # who wrote it: the rules, the LLM, the reference graph; a scenario's ask and its facts (rules)
 
 # %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #d76dd175
 def law_level_name(law: str | None) -> str | None:
@@ -265,13 +265,46 @@ def multipart_requirements(question: str, revision: str | None = None) -> list[R
             for p, cs in zip(parts, cons)]
     return [_req(i, p, cs, is_numeric(p)) for i, (p, cs) in enumerate(zip(parts, cons), 1)]
 
+# %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #d9890563
+_SENTENCE = re.compile(r"(?<=[.?!？。])(?<![0-9]\.)\s+(?=\S)")   # not inside a date: 2024. 3. 4.
+_ASKS = re.compile(r"(?:[?？]|(?:는가|은가|인가|나요|까요|니까|는지|은지|인지|을까|할까|되나|있나|없나|하나|되는지|맞나)\s*[.]?)\s*$")
+_ASK_INSIDE = re.compile(r"^(?P<facts>.{15,}?(?:는데요|는데|인데요|인데|했는데요?|었는데요?|았는데요?))\s*,\s+(?P<ask>.{6,})$")
+_PARTIES = re.compile(r"(?:^|[\s(「『\"'])(?:갑|을|병|정|무|[A-Z])(?:\s*(?:회사|법인|주식회사|씨))?(?=[은는이가을를의에과와도]|\s|$)")
+
+def scenario_parts(question: str) -> tuple[str, str] | None:
+    "(facts, ask) of a question that states the facts of a case before it asks; None for a question without a background."
+    q = " ".join(str(question or "").split())
+    sents = _SENTENCE.split(q)
+    if len(sents) < 2:
+        m = _ASK_INSIDE.match(q)   # '제가 … 다쳤는데요, … 되나요?': the facts and the ask in one sentence
+        return (m["facts"], m["ask"]) if m and (len(m["facts"]) >= 30 or _PARTIES.search(m["facts"])) else None
+    i = len(sents)
+    while i > 1 and _ASKS.search(sents[i - 1]): i -= 1   # the trailing sentences that ask
+    if i == len(sents): i -= 1                           # no question ending: the last sentence asks
+    facts, ask = " ".join(sents[:i]), " ".join(sents[i:])
+    return (facts, ask) if len(facts) >= 30 and (_PARTIES.search(facts) or len(sents) >= 3) else None
+
+# %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #ce518a4e
+def scenario_requirements(facts: str, ask: str,
+                          max_facts: int = 4    # fact sentences searched on their own (the longest, in their order)
+                          ) -> list[Requirement]:
+    "R1 the ask (graded on the whole question's search), then one requirement per fact sentence: the legal issue it raises, found by its own search."
+    sents = [s for s in _SENTENCE.split(facts) if len(s) >= 12]
+    keep = set(sorted(range(len(sents)), key=lambda i: -len(sents[i]))[:max_facts])
+    q = f"{facts} {ask}"
+    out = [_req(1, ask, source_constraints(q), is_numeric(ask), origin="ask")]
+    for i in sorted(keep):
+        out.append(_req(len(out) + 1, sents[i].rstrip(" ."), source_constraints(sents[i]), origin="fact"))
+    return out
+
 # %% ../../../nbs/decide/sufficiency/50_requirements.ipynb #47397644
 def decompose_requirements(question: str,   # the user's question
                            route=None        # its `RouteResult` (`classify_query` when None)
                            ) -> list[Requirement]:
-    "The evidence requirements of `question` by rule: a change over time, a comparison, a rule and its exception, a delegation, the articles it cites, or the question itself."
+    "The evidence requirements of `question` by rule: a scenario's ask and facts, a change over time, a comparison, a rule and its exception, a delegation, the articles it cites, or the question itself."
     q = " ".join(str(question or "").split())
     if not q: return []
+    if (parts := scenario_parts(q)): return scenario_requirements(*parts)   # dates in a case's facts are facts, not revisions
     route = route or classify_query(q)
     old, new = revision_points(q)
     if old and new: return temporal_requirements(q, old, new)

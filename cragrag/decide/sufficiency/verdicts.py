@@ -13,7 +13,7 @@ from .ledger import EvidenceItem, EvidenceLedger, constraint_list, constraint_fi
 # %% auto #0
 __all__ = ['VerdictKind', 'VERDICT_KINDS', 'Status', 'STALE_REASONS', 'PARTIAL_REASONS', 'ACTIONS', 'Resolution',
            'RequirementResult', 'Verdict', 'amended_between', 'support_kind', 'graded_evidence', 'amended_conflict',
-           'requirement_result', 'verdict_kind', 'assess', 'ambiguity_reasons']
+           'requirement_result', 'verdict_kind', 'assess', 'scenario_verdict', 'ambiguity_reasons']
 
 # %% ../../../nbs/decide/sufficiency/53_verdicts.ipynb #999c9354
 VerdictKind = Literal["SUFFICIENT", "PARTIAL", "IRRELEVANT", "CONTRADICTORY", "STALE", "AMBIGUOUS", "UNAUTHORIZED", "UNANSWERABLE"]
@@ -153,6 +153,19 @@ def assess(requirements: Sequence,            # the question's requirements
     else: kind = verdict_kind(st, ledger)
     return Verdict(verdict=kind, coverage=round(cov, 4), requirement_results=results, contradictions=res,
                    reason_codes=codes, recommended_action=ACTIONS[kind])
+
+# %% ../../../nbs/decide/sufficiency/53_verdicts.ipynb #13a2a476
+def scenario_verdict(v: Verdict,
+                     reach: float,   # the best query-level score any fact sentence (or the question) reaches
+                     line: float     # relevance line: the index's refuse threshold × `Settings.sufficiency_scenario_reach`
+                     ) -> Verdict:
+    "A scenario's verdict: UNANSWERABLE when nothing reaches `line` (and no grade settled it), else never UNANSWERABLE (PARTIAL, UNSETTLED)."
+    codes = lambda c: sorted(set(v.reason_codes) | {c})
+    if reach < line and v.verdict in ("PARTIAL", "IRRELEVANT", "UNANSWERABLE"):
+        return v.model_copy(update={"verdict": "UNANSWERABLE", "recommended_action": ACTIONS["UNANSWERABLE"], "reason_codes": codes("NOTHING_RELEVANT")})
+    if reach >= line and v.verdict in ("IRRELEVANT", "UNANSWERABLE"):
+        return v.model_copy(update={"verdict": "PARTIAL", "recommended_action": ACTIONS["PARTIAL"], "reason_codes": codes("UNSETTLED")})
+    return v
 
 # %% ../../../nbs/decide/sufficiency/53_verdicts.ipynb #f1cf3a03
 _REFERENT = re.compile(r"(?:^|\s)(?:그|이|저|위|해당)\s*(?:보험\s*)?(?:조항|조문|규정|법|약관|상품|기한|제도)|(?:^|\s)(?:이거|그거|저거|여기|거기)(?=[에은는이가을를도의\s?]|$)"
