@@ -2,6 +2,7 @@
 
     python bench/sufficiency.py                 # the bundled questions, on the demo corpus
     python bench/sufficiency.py --shared        # also the questions on ../shared/corpus (revisions, fire-safety laws)
+    python bench/sufficiency.py --scenarios dev # then the legal scenario questions beside them (bench/scenarios.py: dev, heldout or all)
 
 For each question both modes answer through `Pipeline.answer` (offline generator, no LLM). The gate's verdict is
 read from its outcome: answered → SUFFICIENT, refused → UNANSWERABLE (it has no other words). Reported per mode, with
@@ -20,6 +21,8 @@ from cragrag.evaluate.sufficiency_eval import gold_coverage, load_sufficiency_go
 ap = argparse.ArgumentParser()
 ap.add_argument("--shared", action="store_true", help="also the shared-corpus questions (needs ../shared/corpus)")
 ap.add_argument("--split", default=None, help="dev or heldout (default: both)")
+ap.add_argument("--scenarios", default=None, help="also the scenario questions of this split (dev, heldout, all), over every current law")
+ap.add_argument("--store", default=None, help="with --scenarios: an index folder to reuse (built once when empty)")
 a = ap.parse_args()
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
@@ -78,3 +81,8 @@ if a.shared:
     srows = load_sufficiency_golden(split=a.split, corpus="shared")
     paths = [*load_demo_corpus(), SHARED / "revisions"] + sorted((SHARED / "legalize-kr").glob("*소방*")) + sorted((SHARED / "legalize-kr").glob("*화재*"))
     run(srows, paths, "shared")
+if a.scenarios:   # the scenario set beside the one-sentence one: facts about 갑 and 을, 1-3 gold articles each, by number of gold articles
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import scenarios
+    sp = scenarios.open_pipeline(a.store)
+    scenarios.report(scenarios.run(sp, scenarios.load_scenarios(None if a.scenarios == "all" else a.scenarios)), f"scenarios ({a.scenarios})")
