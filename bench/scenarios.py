@@ -12,7 +12,8 @@ For each question (offline defaults, 0 LLM calls):
 - sufficiency: `answer(q, answer_mode="sufficiency", include_ledger=True)` — every gold article in its evidence
   (the response's sources plus the graded ledger), the verdict, the latency.
 Reported overall and by number of gold articles (1/2/3), with 95 % bootstrap intervals; the paired difference
-sufficiency − plain on "holds every gold article". Then the out-of-corpus scenarios (bench/data/scenarios_ooc.jsonl):
+sufficiency − plain on "holds every gold article"; how many of the gold articles plain retrieval misses are one or two
+references away (the index's reference graph) from the articles it found. Then the out-of-corpus scenarios (bench/data/scenarios_ooc.jsonl):
 how many the sufficiency mode calls UNANSWERABLE, as it should."""
 import argparse, collections, json, sys, time
 from pathlib import Path
@@ -55,6 +56,8 @@ def open_pipeline(store: str | None) -> Pipeline:
 def run(p: Pipeline, rows: list[dict]) -> list[dict]:
     "One row per question: plain retrieval's and the sufficiency mode's evidence, verdict and latency."
     out, doc_ids = [], {m.get("doc_title"): m.get("doc_id") for _, m in p.store.scroll(fields=["doc_title", "doc_id"])}
+    g = p.reference_graph()
+    near = lambda keys: {k for a in keys for k in g.neighbours(a)}
     p.answer("보험계약은 언제 성립하나요?", answer_mode="sufficiency")   # warm
     for r in rows:
         gold = gold_of(r)
@@ -62,7 +65,9 @@ def run(p: Pipeline, rows: list[dict]) -> list[dict]:
         t = time.perf_counter(); res = p.answer(r["question"], answer_mode="sufficiency", include_ledger=True)
         ms = (time.perf_counter() - t) * 1000
         ev, s = evidence_articles(res, doc_ids), res.sufficiency or {}
+        missed, hop1 = gold - set(arts[:10]), near(arts[:10])   # gold articles plain retrieval misses: one or two references from what it found?
         out.append({"id": r["id"], "n_gold": len(gold), "cross_law": r.get("cross_law", False),
+                    "missed": len(missed), "hop1": len(missed & hop1), "hop2": len(missed & (hop1 | near(hop1))),
                     "plain_all10": gold <= set(arts[:10]), "plain_any5": bool(gold & set(arts[:5])),
                     "suff_all": gold <= ev, "suff_found": len(gold & ev), "verdict": s.get("verdict") or ("REFUSED:" + str(res.refusal_reason)),
                     "refusal": res.refusal_reason, "ms": round(ms), "evidence": len(ev)})
@@ -80,6 +85,8 @@ def report(rows: list[dict], label: str):
         print(f"{name:<10} {len(rs):>3}  {str(f('plain_all10')):<22} {str(f('plain_any5')):<22} {str(f('suff_all')):<22} {str(d):<24}")
     v = collections.Counter(r["verdict"] for r in rows)
     print("verdicts:", ", ".join(f"{k} {n} ({n / len(rows):.0%})" for k, n in v.most_common()))
+    m, h1, h2 = (sum(r[k] for r in rows) for k in ("missed", "hop1", "hop2"))
+    print(f"gold articles plain retrieval misses: {m}; one reference from its first 10 articles: {h1}; within two: {h2}")
     ms = [r["ms"] for r in rows]
     print(f"sufficiency latency p50 {np.percentile(ms, 50):.0f} ms, p95 {np.percentile(ms, 95):.0f} ms, max {max(ms)} ms; LLM calls 0 (offline)")
 
