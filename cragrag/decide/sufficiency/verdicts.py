@@ -156,7 +156,7 @@ def assess(requirements: Sequence,            # the question's requirements
 
 # %% ../../../nbs/decide/sufficiency/53_verdicts.ipynb #13a2a476
 def scenario_verdict(v: Verdict,
-                     reach: float,   # the best query-level score any fact sentence (or the question) reaches
+                     reach: float,   # the best query-level score any of its fact sentences reaches
                      line: float     # relevance line: the index's refuse threshold × `Settings.sufficiency_scenario_reach`
                      ) -> Verdict:
     "A scenario's verdict: UNANSWERABLE when nothing reaches `line` (and no grade settled it), else never UNANSWERABLE (PARTIAL, UNSETTLED)."
