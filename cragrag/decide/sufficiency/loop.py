@@ -212,9 +212,8 @@ def follow_actions(question: str, requirements: Sequence[Requirement], ledger: E
                    neighbours: Callable[[tuple[str, str]], list[tuple[str, str]]],   # (doc_id, article_id) → articles one reference away, best first
                    tried: set[str], n: int = 4) -> list[Action]:
     "Fetches of up to `n` articles one reference away from each requirement's best evidence, scored for that requirement (the ask's: for the whole question, as its own search was)."
-    held = {(it.source_id, it.article_id) for it in ledger}
     best = lambda rid: sorted((it for it in ledger if it.article_id and rid in it.scores and not it.sibling_of), key=lambda it: -it.scores[rid])
-    out, seen = [], set(held)
+    out, seen = [], {(it.source_id, it.article_id) for it in ledger}   # articles held or already chosen
     for r in requirements:
         rid, q = ("*", question) if r.origin == "ask" else (r.id, r.description)
         for it in best(rid)[:2]:
