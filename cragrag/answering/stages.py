@@ -218,6 +218,18 @@ def _reach(svc: Services, st: AnswerState, facts: list[str]) -> float:
     "The best score (as the gate reads it: query level) that any of a scenario's fact sentences reaches in the index."
     return max(((x.rerank_score or 0.0) for f in facts for x in svc.search(f, st.route, 3, st.filters)), default=0.0)
 
+def _scenario_verdict(svc: Services, st: AnswerState, o: SufficiencyOutcome) -> bool:
+    "Whether `o` is a scenario's; if so its verdict is set by what its facts reach (UNANSWERABLE only when nothing relevant is indexed)."
+    facts, s = [r.description for r in o.requirements if r.origin == "fact"], svc.settings
+    if facts: o.verdict = scenario_verdict(o.verdict, _reach(svc, st, facts), s.sufficiency_scenario_reach * s.crag_abort_threshold)
+    return bool(facts)
+
+def _evidence(o: SufficiencyOutcome, seen: dict, scenario: bool) -> list[Source]:
+    "The sources to answer from: a scenario's own search first (in its order), the cited evidence, then, unless SUFFICIENT, every candidate round 0 found."
+    found = [] if o.verdict.verdict == "SUFFICIENT" else [it.chunk_id for it in o.ledger if is_candidate(it) and it.verified]
+    own = [it.chunk_id for it in o.ledger if "*" in it.scores and it.first_round == 0] if scenario else []
+    return [seen[c] for c in dict.fromkeys(own + _cited(o) + found) if c in seen]
+
 def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
     "Stage [2']: the sufficiency loop's outcome; a `Refusal` (insufficient_<verdict>) unless SUFFICIENT or PARTIAL, or `law_not_indexed` before it runs."
     if st.route is not None and st.route.other_laws: raise Refusal("law_not_indexed")   # framed by a law the index does not hold, as the gate reads it
@@ -241,11 +253,7 @@ def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
                                          budget=Budget(max_rounds=s.sufficiency_max_rounds, max_searches=s.sufficiency_max_searches,
                                                        max_llm_calls=s.sufficiency_max_llm_calls - (1 if dec else 0)))
     if dec is not None: o.decomposition = {"version": dec.last.version, "source": dec.last.source, "reason": dec.last.reason}
-    if (facts := [r.description for r in o.requirements if r.origin == "fact"]):   # a scenario: UNANSWERABLE only when nothing relevant is indexed
-        o.verdict = scenario_verdict(o.verdict, _reach(svc, st, facts), s.sufficiency_scenario_reach * s.crag_abort_threshold)
-    found = [] if o.verdict.verdict == "SUFFICIENT" else [it.chunk_id for it in o.ledger if is_candidate(it) and it.verified]
-    own = [it.chunk_id for it in o.ledger if "*" in it.scores and it.first_round == 0] if facts else []   # a scenario: what the question's own search found leads
-    st.evidence_sources = [seen[c] for c in dict.fromkeys(own + _cited(o) + found) if c in seen]   # never less than the question's own search found
+    st.evidence_sources = _evidence(o, seen, _scenario_verdict(svc, st, o))   # never less than the question's own search found
     if not seen and svc.store.count() == 0: raise Refusal("empty_index")
     if o.verdict.verdict not in ("SUFFICIENT", "PARTIAL"):
         why = f"insufficient_{o.verdict.verdict.lower()}"

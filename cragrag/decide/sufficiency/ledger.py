@@ -377,6 +377,10 @@ def term_overlap(description: str, text: str) -> float:
     return sum(t in text for t in ts) / len(ts) if ts else 0.0
 
 # %% ../../../nbs/decide/sufficiency/52_ledger.ipynb #11d7c0d6
+def _reads_question(requirement, single: bool) -> bool:
+    "Whether a requirement without a search of its own is graded on the question's: the only one, or a scenario's ask."
+    return single or getattr(requirement, "origin", None) == "ask"
+
 def grade_rule(item: EvidenceItem, requirement,          # anything with id, description, source_constraints, numeric
                single: bool = False,                      # the question has this one requirement: its score counts for it
                newer_effective: str | None = None,        # the latest 시행일자 the ledger holds for the item's article
@@ -390,7 +394,7 @@ def grade_rule(item: EvidenceItem, requirement,          # anything with id, des
     if not rev.ok: reasons.append(rev.reason)
     scores = dict(parent_scores or {}) | item.scores
     own, q = scores.get(rid), scores.get("*")
-    score = own if own is not None else (q if single or getattr(requirement, "origin", None) == "ask" else None)   # a scenario's ask: the question's own search
+    score = own if own is not None else (q if _reads_question(requirement, single) else None)
     if match == "mismatch": return Support(requirement_id=rid, grade="IRRELEVANT", score=score, fresh=rev.ok, reasons=["SOURCE_MISMATCH"] + reasons)
     if match in ("exact", "paragraph"):
         grade = "DIRECT_SUPPORT" if match == "exact" else "PARTIAL_SUPPORT"
