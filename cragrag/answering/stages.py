@@ -211,8 +211,11 @@ def _cited(o) -> list[str]:
 def _neighbours(svc: Services, question: str):
     "(doc_id, article_id) → the articles one reference away in the index; those citing it first when a penalty is asked (벌칙 and 과태료 articles cite the rule they punish). None without a graph."
     if svc.graph is None: return None
-    g, penalty = svc.graph(), asked_slot(question).slot == "penalty"
-    return (lambda key: g.neighbours(key, "reverse") + g.neighbours(key, "forward")) if penalty else g.neighbours
+    penalty = asked_slot(question).slot == "penalty"
+    def near(key):   # the graph is read on the first call (a scenario's), not for every question
+        g = svc.graph()
+        return g.neighbours(key, "reverse") + g.neighbours(key, "forward") if penalty else g.neighbours(key)
+    return near
 
 def _reach(svc: Services, st: AnswerState, facts: list[str]) -> float:
     "The best score (as the gate reads it: query level) that any of a scenario's fact sentences reaches in the index."
