@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from cragrag.check.critic import LLMSemanticJudge
 from cragrag.indexing.documents import chunk_document, load_demo_corpus, load_document, load_documents
 from cragrag.decide.threeway import grade_retrieval
-from cragrag.text.injection import detect_instructions, instruction_risk
+from cragrag.text.injection import detect_across, detect_instructions, instruction_risk
 from cragrag.course.judge import JudgeCRAG, JudgeState
 from cragrag.models.llm import BaseLLM
 from cragrag.models.prompts import PROMPTS, UNTRUSTED_RULE, render_context, rewrite_messages
@@ -110,9 +110,12 @@ def test_quote_untrusted_cannot_be_closed(text):
 # ---- red-team documents and the corpus ----------------------------------------------------------------------------
 def test_redteam_documents_are_classified_as_expected():
     cases = [json.loads(l) for l in (REDTEAM / "cases.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
-    assert len(cases) >= 12 and {c["expected"] for c in cases} == {"flagged", "clean"}
-    got = {c["id"]: max((instruction_risk(ch.text) or "" for ch in chunk_document(load_document(REDTEAM / c["doc"]))), default="")
-           for c in cases}
+    assert len(cases) >= 25 and {c["expected"] for c in cases} == {"flagged", "clean"}
+    def risk(doc):   # each chunk, and each seam between neighbouring chunks (an instruction split across two articles)
+        texts = [ch.text for ch in chunk_document(load_document(REDTEAM / doc))]
+        found = [instruction_risk(t) or "" for t in texts] + [f.risk for _, _, f in detect_across(texts)]
+        return max(found, key=lambda r: ("", "low", "medium", "high").index(r), default="")
+    got = {c["id"]: risk(c["doc"]) for c in cases}
     assert {i: bool(r) for i, r in got.items()} == {c["id"]: c["expected"] == "flagged" for c in cases}
     assert all(got[c["id"]] == "high" for c in cases if c["expected"] == "flagged")
 

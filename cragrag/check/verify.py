@@ -4,12 +4,12 @@
 
 # %% ../../nbs/check/40_verify.ipynb #9695a451
 from __future__ import annotations
-import re
+import re, unicodedata
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 from ..core.schema import Citation, RiskLevel, Verification
-from ..text.injection import RISKS, detect_instructions
+from ..text.injection import RISKS, detect_across, detect_instructions
 from ..text.numbers import KIND_KO, NumericFact, read_facts, render_fact
 from ..text.korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, header_article,
                             law_match, law_norm, split_sentences)
@@ -224,21 +224,37 @@ class UntrustedEvidence:
     def warning(self) -> str: return f"지시문으로 보이는 내용이 있는 검색 문서에 근거함(위험도 {self.risk}, 청크 {self.chunk_id}): {VIA_KO[self.via]}"
 
 # %% ../../nbs/check/40_verify.ipynb #84dd0881
+def _seam_risks(items: list[tuple[str, str, dict]]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    "chunk id → (risk, rules) for instructions split across two chunks: neighbours in the context's order, and in each document's order (`seq`)."
+    orders = [items, sorted((x for x in items if x[2].get("seq") is not None), key=lambda x: (str(x[2].get("doc_id") or x[2].get("doc_title")), x[2]["seq"]))]
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for order in orders:
+        for i, j, f in detect_across([t for _, t, _ in order]):
+            for cid in (order[i][0], order[j][0]):
+                risk, rules = out.get(cid, ("low", ()))
+                out[cid] = (max(risk, f.risk, key=RISKS.index), tuple(dict.fromkeys(rules + (f.pattern,))))
+    return out
+
 def evidence_risks(chunks: Sequence) -> dict[str, tuple[str, tuple[str, ...], str]]:
-    "chunk id → (risk, rules matched, text) of the context chunks with instruction-like text; index payload first."
-    out = {}
+    "chunk id → (risk, rules matched, text) of the context chunks with instruction-like text (index payload first), or half of one split across two chunks."
+    out, items = {}, []
     for i, c in enumerate(chunks or []):
         cid, text, meta = _chunk_fields(i, c)
+        items.append((str(cid), text or "", meta))
         if "instruction_risk" in meta and not meta["instruction_risk"]: continue   # checked at index time: clean
         found = detect_instructions(text or "")
         risk = meta.get("instruction_risk") or (max((f.risk for f in found), key=RISKS.index) if found else None)
         if risk: out[str(cid)] = (risk, tuple(dict.fromkeys(f.pattern for f in found)), text or "")
+    texts = {cid: t for cid, t, _ in items}
+    for cid, (risk, rules) in _seam_risks(items).items():
+        old = out.get(cid, ("low", (), ""))
+        out[cid] = (max(old[0], risk, key=RISKS.index), tuple(dict.fromkeys(old[1] + rules)), texts[cid])
     return out
 
 # %% ../../nbs/check/40_verify.ipynb #10336a19
 _QUOTE_MIN, _ECHO_MIN = 12, 8   # characters (spaces ignored) an answer must share with a chunk, or with its instruction sentences
 
-def _squash(s: str) -> str: return re.sub(r"\s+", "", s)
+def _squash(s: str) -> str: return re.sub(r"\s+", "", unicodedata.normalize("NFC", s))   # decomposed Hangul compares as composed
 
 def _shares(claim: str, text: str, n: int) -> bool:
     "Whether squashed `claim` and `text` share a run of `n` characters."

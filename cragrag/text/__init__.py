@@ -14,5 +14,5 @@ __getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.text"
     "morphology": "get_kiwi analyze analyze_many",
     "glossary": "CONTEXT_TAGS GlossaryEntry bundled_glossary load_glossary choose_terms noun_form learned_spans apply_glossary",
     "slots": "SLOT_KO SLOT_KINDS VALUE_SLOTS SLOT_RULES PENALTY_RE UNTIL_RE DEFINED_TERM_RE UNCONFIRMED ALL_KINDS PERIOD_UNITS Asked asked_slot asked_unit defines defined_terms slot_values frame_word in_frame qualifiers states unconfirmed is_unconfirmed definition_query penalty_query asked_kinds MEASURE_UNITS COUNT_UNITS DIMENSIONS PER_PERIOD question_unit measures unit_values",
-    "injection": "QUOTE_TAG RISKS KO_RULES EN_RULES MARKUP_RULES RULES quote_untrusted InjectionFinding fold InjectionRule detect_instructions instruction_risk",
+    "injection": "QUOTE_TAG RISKS KO_RULES EN_RULES MARKUP_RULES RULES quote_untrusted InjectionFinding fold_spans fold InjectionRule detect_instructions instruction_risk detect_across",
 }))

@@ -7,23 +7,28 @@ from __future__ import annotations
 import re, unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
+
 
 # %% auto #0
-__all__ = ['QUOTE_TAG', 'RISKS', 'KO_RULES', 'EN_RULES', 'MARKUP_RULES', 'RULES', 'quote_untrusted', 'InjectionFinding', 'fold',
-           'InjectionRule', 'detect_instructions', 'instruction_risk']
+__all__ = ['QUOTE_TAG', 'RISKS', 'KO_RULES', 'EN_RULES', 'MARKUP_RULES', 'RULES', 'quote_untrusted', 'InjectionFinding',
+           'fold_spans', 'fold', 'InjectionRule', 'detect_instructions', 'instruction_risk', 'detect_across']
 
 # %% ../../nbs/text/42_injection.ipynb #a4324767
 QUOTE_TAG = "자료"   # the tag that marks retrieved text in every prompt
-_GAP = r"[\s\u200b-\u200d\u2060\ufeff\u00ad]*"
+_GAP = r"[\s\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u034f\u180e]*"
+_OPEN = r"(?:[<＜〈〈﹤‹«《⟨❬❮˂ᐸ]|&lt;|&#0*60;|&#x0*3c;)"            # < and its look-alikes
+_SLASH = r"(?:[/／\\⁄∕⧸╱⟋∖⧵]|&#0*47;|&#x0*2f;|&sol;)"               # / and its look-alikes
+_CLOSE = r"(?:[>＞〉〉﹥›»》⟩❭❯˃ᐳ]|&gt;)"                            # > and its look-alikes
 
 def _tag_rx(tag: str) -> re.Pattern:
-    "Any spelling of <tag> or </tag>: spacing, full-width and angle brackets, HTML escapes, zero-width characters, a missing '>'."
+    "Any spelling of <tag> or </tag>: spacing, full-width and angle brackets, look-alike slashes, HTML escapes, invisible characters, a missing '>'."
     name = _GAP.join(map(re.escape, tag))
-    return re.compile(rf"(?:[<＜〈﹤‹«《]|&lt;|&#0*60;|&#x0*3c;){_GAP}[/／\\]?{_GAP}{name}(?:{_GAP}(?:[>＞〉﹥›»》]|&gt;))?", re.I)
+    return re.compile(rf"{_OPEN}{_GAP}{_SLASH}?{_GAP}{name}(?:{_GAP}{_CLOSE})?", re.I)
 
 def quote_untrusted(text: str, tag: str = QUOTE_TAG) -> str:
-    "`text` between <tag> and </tag>, every look-alike of either tag removed from it first: the text cannot close the quote."
-    rx, text = _tag_rx(tag), text or ""
+    "`text` (NFC) between <tag> and </tag>, every look-alike of either tag removed from it first: the text cannot close the quote."
+    rx, text = _tag_rx(tag), unicodedata.normalize("NFC", text or "")
     head, tail = f"<{tag}>\n", f"\n</{tag}>"
     if text.startswith(head) and text.endswith(tail) and not rx.search(text[len(head):-len(tail)]): return text   # quoted already
     return f"{head}{rx.sub(' ', text).strip()}{tail}"
@@ -39,17 +44,46 @@ class InjectionFinding:
     risk: str                 # high | medium | low
     text: str                 # the matched text, as written
 
-# %% ../../nbs/text/42_injection.ipynb #29729fd9
-_INVISIBLE = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"}
+# %% ../../nbs/text/42_injection.ipynb #e861b7db
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u034f\u180e") | frozenset(map(chr, range(0xfe00, 0xfe10)))
+_CONFUSABLE = str.maketrans(   # Cyrillic and Greek letters that draw like Latin ones (Unicode TR39 confusables), read as those
+    "АВЕКМНОРСТХІЈЅҮԚԜӀаеорсухіјѕһԁԛԝӏүɑɡΑΒΕΖΗΙΚΜΝΟΡΤΥΧαορικτυνχ",
+    "ABEKMHOPCTXIJSYQWIaeopcyxijshdqwlyagABEZHIKMNOPTYXaopiktuvx")
 
-def fold(text: str) -> tuple[str, list[int]]:
-    "`text` folded for matching (NFKC per character, zero-width characters dropped), and each folded character's position in `text`."
-    out, pos = [], []
+def _joins(ch: str) -> bool:
+    "Whether `ch` belongs to the character before it: a combining mark, a medial or final jamo, a compatibility vowel."
+    o = ord(ch)
+    return bool(unicodedata.combining(ch)) or 0x1160 <= o <= 0x11ff or 0xd7b0 <= o <= 0xd7ff or 0x314f <= o <= 0x3163
+
+def _clusters(text: str) -> list[tuple[int, int]]:
+    "(start, end) of each visible character of `text` with the marks and jamo that join it; invisible characters left out."
+    out = []
     for i, ch in enumerate(text):
         if ch in _INVISIBLE: continue
-        n = unicodedata.normalize("NFKC", ch) if ord(ch) > 127 else ch
-        out.append(n); pos += [i] * len(n)
-    return "".join(out), pos
+        if out and _joins(ch) and out[-1][1] == i: out[-1] = (out[-1][0], i + 1)
+        else: out.append((i, i + 1))
+    return out
+
+_SPACED = re.compile(r"(?<!\w)(?:[가-힣](?: [가-힣]){2,}|[a-z](?: [a-z]){2,})(?!\w)", re.I)   # "무 시 하 세 요", "i g n o r e": one-letter words
+
+def fold_spans(text: str) -> tuple[str, list[int], list[int]]:
+    "`text` folded for matching, and for each folded character the start and end of the original it came from."
+    out, starts, ends = [], [], []
+    for a, b in _clusters(text):
+        piece = text[a:b]
+        n = unicodedata.normalize("NFKC", piece).translate(_CONFUSABLE) if not piece.isascii() else piece
+        out.append(n); starts += [a] * len(n); ends += [b] * len(n)
+    folded = "".join(out)
+    drop = {m.start() + k for m in _SPACED.finditer(folded) for k in range(1, m.end() - m.start(), 2)}   # the spaces of a spaced-out run
+    if drop:
+        keep = [i for i in range(len(folded)) if i not in drop]
+        folded, starts, ends = "".join(folded[i] for i in keep), [starts[i] for i in keep], [ends[i] for i in keep]
+    return folded, starts, ends
+
+def fold(text: str) -> tuple[str, list[int]]:
+    "`text` folded for matching (see `fold_spans`), and each folded character's position in `text`."
+    folded, starts, _ = fold_spans(text)
+    return folded, starts
 
 # %% ../../nbs/text/42_injection.ipynb #9282f37a
 @dataclass(frozen=True)
@@ -63,14 +97,15 @@ def _rule(name: str, risk: str, pattern: str) -> InjectionRule: return Injection
 
 # %% ../../nbs/text/42_injection.ipynb #c3d45dfd
 _QUAL = r"(?:이전|위|앞|앞서|상기|기존|지금까지|원래|처음|모든|위에서|시스템)"
-_OBJ = r"(?:지시|명령|지침|규칙|프롬프트|안내|설정|제약|요청|instructions?)(?:\s*사항)?(?:\s*들)?"
-_DROP = (r"(?:무\s*시\s*(?:하고|하세요|하십시오|하시오|하라|해라|해요|해|할\s*것|합니다)|잊\s*(?:어라|어요|어|으세요|으십시오|으시오|고)"
-         r"|따르지\s*(?:말|마)|취소\s*(?:하고|하세요|하십시오|합니다)|더\s*이상\s*(?:유효하지|적용되지))")
+_LINK = r"(?:의\s*|에\s*(?:있는|적힌|나온|쓰인)\s*|(?:받은|주어진|말한|말씀드린|나온|제시된|적힌|쓰인|설명한)\s*)"   # 앞서 말한, 위에 적힌
+_OBJ = r"(?:지시|명령|지침|규칙|프롬프트|안내|설정|제약|요청|내용|가이드(?:라인)?|instructions?)(?:\s*사항)?(?:\s*들)?"
+_DROP = (r"(?:무\s*시\s*(?:하고|하세요|하십시오|하시오|하라|해라|해요|해\s*(?:주세요|주십시오|줘)|해|할\s*것|합니다)|잊\s*(?:어라|어요|어|으세요|으십시오|으시오|고)"
+         r"|따르지\s*(?:말|마)|취소\s*(?:하고|하세요|하십시오|합니다)|더\s*이상\s*(?:유효하지|적용되지)|신경\s*(?:쓰지|쓸\s*필요\s*없)|상관하지\s*(?:말|마))")
 _YOU = r"(?:너|넌|당신|귀하|AI|인공지능|챗봇|어시스턴트|언어\s*모델|모델|상담원)"
 _SAY = r"(?:답|대답|답변|응답|안내|출력|말)\s*(?:하|해)?\s*(?:세요|십시오|시오|하라|라|줘|주세요|할\s*것|야\s*합니다|야)"
 
 KO_RULES = [
-    _rule("override_ko", "high", rf"{_QUAL}\s*(?:의\s*|에\s*있는\s*|받은\s*|주어진\s*)?(?:모든\s*)?{_OBJ}\s*(?:은|는|을|를|도)?\s*"
+    _rule("override_ko", "high", rf"{_QUAL}\s*{_LINK}?(?:모든\s*)?{_OBJ}\s*(?:은|는|을|를|도)?\s*"
                                  rf"(?:모두\s*|전부\s*|다\s*|전혀\s*)?{_DROP}"),
     _rule("system_prompt", "high", r"시스템\s*프롬프트|개발자\s*모드|탈옥"),
     _rule("role_change_ko", "high", rf"{_YOU}\s*(?:은|는|이)?\s*(?:이제|지금부터|이제부터|앞으로는?)\s*[^.\n]{{0,40}}?"
@@ -80,28 +115,41 @@ KO_RULES = [
                                      r"(?:AI|인공지능|모델|어시스턴트|챗봇|당신|너|시스템|LLM|GPT)"),
     _rule("addressed_to_ai", "high", rf"(?:AI|인공지능|챗봇|어시스턴트|언어\s*모델|LLM|GPT|assistant)\s*(?:은|는|에게|께|야|여)\s*[^.\n]{{0,40}}?{_SAY}"),
     _rule("forced_answer_ko", "high", r"무조건\s*[^.\n]{0,40}?(?:지급|답|응답|안내|출력|말)\s*(?:하라|하세요|하십시오|하시오|해라|해\b|할\s*것|해야\s*합니다)"),
-    _rule("forced_answer_ko", "medium", rf"(?:라고|다고|이라고)\s*(?:만\s*)?{_SAY}"),
+    _rule("forced_answer_ko", "medium", rf"(?:라고|다고|이라고)\s*(?:만\s*)?{_SAY}|(?:만|그대로)\s*{_SAY}"),
+    _rule("message_header_ko", "high", r"(?:시스템|관리자|개발자|운영자|AI)\s*(?:메시지|지시|명령|공지|알림|프롬프트|지침)\s*[:：]"   # 시스템 메시지: …
+                                       r"|새(?:로운)?\s*(?:지시|작업|임무|명령|지침|과제)\s*(?:사항)?\s*[:：]"),                 # 새 작업: …
 ]
 
 # %% ../../nbs/text/42_injection.ipynb #64be3906
+_EN_DROP = r"(?:ignore|disregard|forget|override|bypass|skip|discard|set\s+aside|pay\s+no\s+attention\s+to|(?:do\s+not|don'?t|stop)\s+follow(?:ing)?)"
+_EN_EARLIER = (r"(?:above|before|previous(?:ly)?|prior|earlier|preceding|so\s+far|instructions?|guidance|guidelines|rules|prompts?"
+               r"|context|system\s+message)")
 EN_RULES = [
     _rule("override_en", "high", r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|of)\s+)*"
                                  r"(?:previous|prior|above|earlier|preceding|former|original|system)?\s*"
-                                 r"(?:instructions?|prompts?|directions|rules|messages|guidelines|context)\b"),
+                                 r"(?:instructions?|prompts?|directions|rules|messages|guidelines|context)\b"
+                                 rf"|\b{_EN_DROP}\b[^.\n]{{0,40}}?\b{_EN_EARLIER}\b"),   # "disregard the guidance above", "forget what you were told before"
     _rule("system_prompt", "high", r"\bsystem\s*prompt|\bdeveloper\s*(?:message|mode)\b|\bjailbreak"),
     _rule("role_change_en", "high", r"\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b"
                                     r"|\bact\s+as\s+(?:an?\s+)?(?:different|new|unrestricted)\b"),
-    _rule("new_instructions_en", "medium", r"\bnew\s+instructions?\s*:|\bthe\s+(?:assistant|AI|model)\s+(?:must|should)\s+(?:answer|reply|say|respond)\b"
-                                           r"|\binstead,?\s+(?:answer|reply|respond|say)\b"),
+    _rule("new_instructions_en", "medium", r"\bnew\s+(?:task|instructions?|role|objective|rules?)\s*(?:is\b|are\b|:)|\byour\s+(?:new\s+|real\s+|actual\s+)?(?:task|job)\s+is\b"
+                                           r"|\bthe\s+(?:assistant|AI|model)\s+(?:must|should)\s+(?:answer|reply|say|respond)\b"
+                                           r"|\binstead,?\s+(?:answer|reply|respond|say)\b"
+                                           r"|\b(?:respond|reply|answer|output)\s+only\b|\bonly\s+(?:respond|reply|answer|output)\b"
+                                           r"|\b(?:respond|reply|answer)\s+(?:\w+\s+){0,2}with\s+(?:only|exactly|the\s+word)\b"
+                                           r"|\b(?:output|print|repeat)\s+(?:the|this|your|these)\s+(?:text|words|following|system|user'?s?|question|message)"),
 ]
 
 # %% ../../nbs/text/42_injection.ipynb #d8b6b420
+_TURN = r"(?:^|[|│┃>)\]}]|[.!?。]\s)"   # where a turn can start: a line, a table cell, after a closing bracket or a sentence
 MARKUP_RULES = [
     _rule("chat_token", "high", r"<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\s*\|>"
-                                r"|\[/?INST\]|<<\s*/?SYS\s*>>|###\s*(?:Instruction|System|Response)\b"),
-    _rule("role_marker", "high", r"(?m)^\s*(?:system|assistant|developer)\s*:"),
-    _rule("role_marker", "medium", r"(?m)^\s*(?:시스템|어시스턴트|AI)\s*:"),
-    _rule("quote_delimiter", "high", r"(?:[<〈﹤‹«]|&lt;|&#0*60;|&#x0*3c;)\s*/?\s*(?:자\s*료|조\s*문|컨\s*텍\s*스\s*트|근\s*거|context|document)\s*(?:[>〉﹥›»]|&gt;)"),
+                                r"|\[/?INST\]|<<\s*/?SYS\s*>>|###\s*(?:Instruction|System|Response)\b"
+                                rf"|{_OPEN}\s*{_SLASH}?\s*(?:system|assistant|developer|user|instructions?|prompt|sys|시스템|지시)\s*{_CLOSE}"),
+    _rule("role_marker", "high", rf"(?m){_TURN}\s*(?:system|assistant|developer)\s*[:：]"),
+    _rule("role_marker", "medium", rf"(?m)(?:^|[|│┃])\s*(?:시스템|어시스턴트|AI)\s*[:：]"),
+    _rule("quote_delimiter", "high", rf"{_OPEN}\s*{_SLASH}?\s*(?:자\s*료|조\s*문|컨\s*텍\s*스\s*트|근\s*거|context|document)\s*{_CLOSE}"),
+    _rule("remote_image", "high", r"!\[[^\]\n]{0,100}\]\(\s*<?\s*(?:https?:)?//"),   # an image whoever renders the answer would fetch
     _rule("section_header", "medium", r"(?m)^\s*\[(?:근거|질문|답변|컨텍스트|검색\s*문서|주장|시스템|지시)\]\s*$"),
     _rule("source_header", "medium", r"(?m)^\s*\[\d+\]\s*「[^」\n]+」"),
 ]
@@ -110,12 +158,12 @@ RULES = KO_RULES + EN_RULES + MARKUP_RULES
 # %% ../../nbs/text/42_injection.ipynb #6e40c0eb
 @lru_cache(maxsize=8192)
 def _detect(text: str) -> tuple[InjectionFinding, ...]:
-    folded, pos = fold(text)
+    folded, starts, ends = fold_spans(text)
     out = []
     for r in RULES:
         for m in r.rx.finditer(folded):
             if m.end() == m.start(): continue
-            a, b = pos[m.start()], pos[m.end() - 1] + 1
+            a, b = starts[m.start()], ends[m.end() - 1]
             out.append(InjectionFinding(r.name, (a, b), r.risk, text[a:b]))
     return tuple(sorted(set(out), key=lambda f: (f.span, -RISKS.index(f.risk), f.pattern)))
 
@@ -128,3 +176,16 @@ def instruction_risk(text: str) -> str | None:
     "The highest risk among `text`'s instruction-like spans; None when it has none."
     found = _detect(text or "")
     return max((f.risk for f in found), key=RISKS.index) if found else None
+
+# %% ../../nbs/text/42_injection.ipynb #78b688f7
+def detect_across(texts: Sequence[str],    # texts in the order a reader meets them
+                  window: int = 300,       # characters read on each side of a seam
+                  ) -> list[tuple[int, int, InjectionFinding]]:
+    "(i, i+1, finding) for each instruction-like span that crosses the seam between `texts[i]` and `texts[i+1]` (spans in the joined window)."
+    out = []
+    for i in range(len(texts) - 1):
+        left, right = (texts[i] or "")[-window:], (texts[i + 1] or "")[:window]
+        if not left or not right: continue
+        seam = len(left)
+        out += [(i, i + 1, f) for f in _detect(f"{left}\n{right}") if f.span[0] < seam < f.span[1]]
+    return out
