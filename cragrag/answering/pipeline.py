@@ -10,20 +10,22 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Iterable
 from fastcore.basics import patch
+from pydantic import BaseModel
 from ..core.config import Settings, load_settings
 from ..indexing.documents import Document, chunk_document, load_demo_corpus, load_documents
 from ..retrieval.routing import Router, classify_query, index_names
 from ..core.schema import AnswerResponse, Chunk, RetrieveResponse
 from ..core.clock import deadline, pausable
 from ..core.schema import Source
+from ..text.pii import mask_pii
 from ..decide.threeway import HTTPSearchSource
 from ..models.llm import make_llm
 from ..decide.gate import make_rewriter
 
 # %% auto #0
 __all__ = ['MAX_FILTER_FIELDS', 'PROBE_CACHE', 'MAX_CACHED_ARTICLES', 'ReadWriteLock', 'validate_query', 'validate_request',
-           'Components', 'Pipeline', 'LocalDocumentSource', 'external_source', 'default_pipeline', 'index_documents',
-           'retrieve', 'answer']
+           'Components', 'mask_response', 'Pipeline', 'LocalDocumentSource', 'external_source', 'default_pipeline',
+           'index_documents', 'retrieve', 'answer']
 
 # %% ../../nbs/answering/80_pipeline.ipynb #664ef81c
 class ReadWriteLock:
@@ -385,6 +387,22 @@ def _record(self: Components, rec: dict):
         except OSError as e: warnings.warn(f"cragrag: could not write the trace to {self.settings.trace_dir}: {e}")
     self.last_trace = rec
 
+# %% ../../nbs/answering/80_pipeline.ipynb #ac6b2942
+_ID_FIELDS = frozenset({"trace_id", "chunk_id", "doc_id", "article_id", "content_hash", "law_id", "source", "sibling_of",
+                        "article_chunks", "effective_date", "revision"})   # identifiers, never free text
+
+def _mask_tree(x, key: str | None = None):
+    "`x` with personal data masked in every string, the `_ID_FIELDS` left as they are."
+    if key in _ID_FIELDS: return x
+    if isinstance(x, str): return mask_pii(x)
+    if isinstance(x, dict): return {k: _mask_tree(v, k) for k, v in x.items()}
+    if isinstance(x, list): return [_mask_tree(v, key) for v in x]
+    return x
+
+def mask_response(res: BaseModel) -> BaseModel:
+    "A copy of a `/retrieve` or `/answer` response with personal data masked in every text field (identifiers kept)."
+    return type(res).model_validate(_mask_tree(res.model_dump(mode="json")))
+
 # %% ../../nbs/answering/80_pipeline.ipynb #a40ebacf
 class Pipeline(Components):
     "One configured set of cragrag components, built lazily: `retrieve()` and `answer()`."
@@ -397,8 +415,9 @@ class Pipeline(Components):
         load_ms = self.warm(); t0 = time.perf_counter()
         route = classify_query(query, self.router())
         with deadline(self.settings.request_deadline_s): sources = self.search(query, route, top_k, filters)
-        return RetrieveResponse(trace_id=trace_id or uuid.uuid4().hex, query=query, route=route, sources=sources,
-                                elapsed_ms=round((time.perf_counter() - t0) * 1000), load_ms=load_ms or None)
+        res = RetrieveResponse(trace_id=trace_id or uuid.uuid4().hex, query=query, route=route, sources=sources,
+                               elapsed_ms=round((time.perf_counter() - t0) * 1000), load_ms=load_ms or None)
+        return mask_response(res) if self.settings.mask_pii else res
 
     def answer(self, query: str,
                top_k: int | None = None, # articles kept after reranking
@@ -420,7 +439,7 @@ class Pipeline(Components):
         if load_ms: st.timings["load_ms"] = load_ms
         res = answer_response(st, self.llm.name, load_ms)
         self._record(trace_record(st, res, self.gate_settings))
-        return res
+        return mask_response(res) if self.settings.mask_pii else res
 
 # %% ../../nbs/answering/80_pipeline.ipynb #8709ed86
 @patch

@@ -30,7 +30,7 @@ from ..generate.flare import FlareBudget, flare_generate
 from ..check.critic import build_hint
 from ..text.injection import instruction_risk
 from ..text.pii import find_pii, mask_pii
-from ..check.guardrails import apply_guardrails
+from ..check.guardrails import apply_guardrails, strip_links
 from ..decide.sufficiency.requirements import LLMDecomposer
 from ..decide.sufficiency.ledger import LLMSupportJudge
 from ..check.relevance import Relevance, answer_relevance, relevance_hint
@@ -396,22 +396,24 @@ def relevance(svc: Services, st: AnswerState) -> Relevance:
 
 # %% ../../nbs/answering/79_answer_path.ipynb #73e6bd01
 def guard(svc: Services, st: AnswerState) -> Guard:
-    "Stage [5]: the injection policy, instruction-like text in the answer, personal data in the answer."
+    "Stage [5]: the injection policy, instruction-like text in the answer, links its sources do not hold, personal data in the answer."
     c, policy = st.critique, svc.settings.injection_policy
     risk = instruction_risk(c.answer)
     if c.verification.injection_refusal(policy) or (policy == "refuse" and risk == "high"):
         raise Refusal("untrusted_instruction", "the answer relies on, or repeats, instruction-like text from the evidence")
-    out, kinds = Guard(c.answer, answer_risk=risk), sorted({m.kind for m in find_pii(c.answer)})
+    text, hosts = strip_links(c.answer, [s.content for s in (st.generate.sources if st.generate else [])])
+    out, kinds = Guard(text, answer_risk=risk), sorted({m.kind for m in find_pii(text)})
     if risk: out.warnings.append(f"the answer itself contains instruction-like text ({risk} risk): check it against the sources")
+    if hosts: out.warnings.append(f"the answer held images or links its sources do not hold, removed ({', '.join(hosts)})")
     if options(svc, st).guardrails:
-        r = apply_guardrails(c.answer, format_valid=st.grounded.format_valid if st.grounded else True, risk_level=c.verification.risk_level,
+        r = apply_guardrails(text, format_valid=st.grounded.format_valid if st.grounded else True, risk_level=c.verification.risk_level,
                              mask_pii=svc.settings.mask_pii, harmful=svc.harmful(), require_citation=svc.settings.require_citation)
         out.answer, out.checks = r.answer, r.checks
         if r.checks.harmful_terms: out.warnings.append(f"the answer contains harmful wording ({', '.join(r.checks.harmful_terms)})")
         if not r.checks.has_source_citation: out.warnings.append("the answer cites no source")
     if kinds:
         out.personal_data = kinds
-        if svc.settings.mask_pii and out.checks is None: out.answer = mask_pii(c.answer)
+        if svc.settings.mask_pii and out.checks is None: out.answer = mask_pii(text)
         out.warnings.append(f"the answer contains personal data ({', '.join(kinds)})" + (", masked" if svc.settings.mask_pii else ""))
     return out
 

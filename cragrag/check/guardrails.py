@@ -14,8 +14,9 @@ from ..text.pii import find_pii, mask_pii as _mask_pii
 from ..core.schema import RiskLevel
 
 # %% auto #0
-__all__ = ['NO_CITATION_NOTICE', 'WITHHELD', 'Checks', 'GuardrailResult', 'default_harmful_terms_path', 'load_terms',
-           'HarmfulContentFilter', 'default_harmful_filter', 'has_source_citation', 'withhold', 'apply_guardrails']
+__all__ = ['NO_CITATION_NOTICE', 'LINK_REMOVED', 'WITHHELD', 'Checks', 'GuardrailResult', 'default_harmful_terms_path',
+           'load_terms', 'HarmfulContentFilter', 'default_harmful_filter', 'has_source_citation', 'strip_links',
+           'withhold', 'apply_guardrails']
 
 # %% ../../nbs/check/63_guardrails.ipynb #3b4c8e8a
 class Checks(BaseModel):
@@ -117,6 +118,43 @@ _CITATION_RE = re.compile(
 def has_source_citation(answer: str) -> bool:
     "Whether `answer` names a law, an article, an appendix or a labelled source."
     return bool(_CITATION_RE.search(answer or ""))
+
+# %% ../../nbs/check/63_guardrails.ipynb #ac0cb917
+LINK_REMOVED = "[링크 제거]"   # what stands where an address was
+_ADDR = r"(?:https?:)?//[^\s)<>\]\"']+|www\.[^\s)<>\]\"']+"
+_IMAGE_RE = re.compile(r"!\[([^\]\n]{0,200})\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+_MD_LINK_RE = re.compile(rf"\[([^\]\n]{{0,200}})\]\(\s*<?({_ADDR})>?(?:\s+\"[^\"]*\")?\s*\)", re.I)
+_BARE_RE = re.compile(rf"<?({_ADDR})>?", re.I)
+_INVISIBLES = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+
+def _addr_key(addr: str) -> str:
+    "An address as compared: NFKC, invisible characters and trailing punctuation dropped, scheme and host lower-cased."
+    a = unicodedata.normalize("NFKC", addr).translate(_INVISIBLES).rstrip(".,;:!?。)")
+    a = re.sub(r"^(?:https?:)?//", "", a, flags=re.I)
+    host, _, rest = a.partition("/")
+    return host.lower() + ("/" + rest if rest else "")
+
+def _addr_host(addr: str) -> str: return _addr_key(addr).split("/")[0].split("?")[0]
+
+def strip_links(answer: str,                 # the answer as it would leave
+                sources: Iterable[str] = (),  # the texts of the sources it was given
+                ) -> tuple[str, list[str]]:
+    "(`answer` without images and without links whose address no source holds, the hosts removed, in order, once each)."
+    text = unicodedata.normalize("NFKC", answer or "")
+    known = {_addr_key(m[1]) for s in sources for m in _BARE_RE.finditer(unicodedata.normalize("NFKC", s or ""))}
+    removed: list[str] = []
+    def image(m):
+        removed.append(_addr_host(m[2]) or "image"); return m[1]
+    def link(m):
+        if _addr_key(m[2]) in known: return m[0]
+        removed.append(_addr_host(m[2])); return f"{m[1]} {LINK_REMOVED}"
+    def bare(m):
+        if _addr_key(m[1]) in known: return m[0]
+        removed.append(_addr_host(m[1])); return LINK_REMOVED
+    text = _IMAGE_RE.sub(image, text)
+    text = _MD_LINK_RE.sub(link, text)
+    text = _BARE_RE.sub(bare, text)
+    return (text if removed else answer), list(dict.fromkeys(removed))
 
 # %% ../../nbs/check/63_guardrails.ipynb #735b644e
 WITHHELD = "[부적절한 표현 삭제]"   # what stands where harmful wording was
