@@ -12,7 +12,7 @@ from .korean import ISO_DATE
 
 
 # %% auto #0
-__all__ = ['PII_TAGS', 'IDENTIFIER_RE', 'ID_SHAPE_RE', 'ID_LABEL_RE', 'PIIMatch', 'ascii_view', 'rrn_check_digit',
+__all__ = ['PII_TAGS', 'IDENTIFIER_RE', 'ID_SHAPE_RE', 'ID_LABEL_RE', 'PIIMatch', 'ascii_view', 'pii_view', 'rrn_check_digit',
            'rrn_checksum_ok', 'foreigner_checksum_ok', 'birth_date_ok', 'luhn_ok', 'find_pii', 'has_pii', 'mask_pii',
            'mask_obj', 'identifier_spans']
 
@@ -29,7 +29,7 @@ PII_TAGS = {"resident_id": "[주민등록번호]", "foreigner_id": "[외국인�
             "card": "[카드번호]", "account": "[계좌번호]", "passport": "[여권번호]", "address": "[주소]"}   # kind → the tag that replaces it
 
 # %% ../../nbs/text/04_pii.ipynb #d449cdf2
-_DASHES = dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe58\ufe63\uff0d", "-")
+_DASHES = dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-")
 
 def _ascii_char(c: str) -> str:
     "One character read as ASCII when it is a full-width or compatibility form of one (else unchanged)."
@@ -40,9 +40,57 @@ def _ascii_char(c: str) -> str:
     n = unicodedata.normalize("NFKC", c)
     return n if len(n) == 1 and n.isascii() else c
 
+class _AsciiTable(dict):
+    "A `str.translate` table filled as characters are met: code point → code point of `_ascii_char`."
+    def __missing__(self, o: int) -> int:
+        self[o] = r = ord(_ascii_char(chr(o)))
+        return r
+
+_ASCII = _AsciiTable()
+
 def ascii_view(text: str) -> str:
     "`text` with full-width digits, letters and dashes read as ASCII, one character for one (positions unchanged)."
-    return text if text.isascii() else "".join(map(_ascii_char, text))
+    return text if text.isascii() else text.translate(_ASCII)
+
+# %% ../../nbs/text/04_pii.ipynb #9d4f2a63
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")   # zero-width space, (non-)joiner, word joiner, BOM, soft hyphen
+_FOLD = re.compile(r"[\u200b-\u200d\u2060\ufeff\u00ad\u1100-\u11ff]")   # something to drop, or a decomposed Hangul letter
+
+def _fold(view: str) -> tuple[str, list[tuple[int, int]]]:
+    "`view` without invisible characters and with decomposed Hangul composed (NFC), and the span in `view` of each character kept."
+    out, spans = [], []
+    for i, c in enumerate(view):
+        if c in _INVISIBLE: continue
+        o, p = ord(c), ord(out[-1]) if out else 0
+        if 0x1161 <= o <= 0x1175 and 0x1100 <= p <= 0x1112:                               # ᄀ + ᅡ → 가
+            out[-1] = chr(0xAC00 + ((p - 0x1100) * 21 + o - 0x1161) * 28)
+        elif 0x11A8 <= o <= 0x11C2 and 0xAC00 <= p <= 0xD7A3 and (p - 0xAC00) % 28 == 0:   # 가 + ᆨ → 각
+            out[-1] = chr(p + o - 0x11A7)
+        else:
+            out.append(c); spans.append((i, i + 1)); continue
+        spans[-1] = (spans[-1][0], i + 1)                                                 # the syllable covers its letters
+    return "".join(out), spans
+
+_SPACED = re.compile(r"(?<![A-Za-z\d.,])(?<!\d )(?<!\d [-.] )\d(?: (?:[-.] )?\d){8,}(?![A-Za-z\d]|\.\d| (?:[-.] )?\d)")   # 0 1 0 2 …: a whole run
+_SPACED_HINT = re.compile(r"\d \d \d \d")                                             # its cheap superset
+
+def _unspace(view: str, spans: list[tuple[int, int]] | None) -> tuple[str, list[tuple[int, int]]]:
+    "`view` with the spaces inside each run of spaced single digits removed, and the spans of the characters kept."
+    drop = {m.start() + i for m in _SPACED.finditer(view) for i, c in enumerate(m[0]) if c == " "}
+    keep = [i for i in range(len(view)) if i not in drop]
+    spans = spans or [(i, i + 1) for i in range(len(view))]
+    return "".join(view[i] for i in keep), [spans[i] for i in keep]
+
+_GLUED = re.compile(r"(?<![A-Za-z\d])(?:id|tel|hp|ph|phone|mobile|cell|fax|rrn|ssn)(?=[:#.]?\s?[+(]?\d)", re.I)   # ID900101-…, tel010-…
+_GLUED_HINT = re.compile(r"[A-Za-z][:#.]?\s?[+(]?\d")                                                     # its cheap superset
+
+def pii_view(text: str) -> tuple[str, list[tuple[int, int]] | None]:
+    "The text the detectors read, and the span in `text` of each of its characters (None: position for position)."
+    view, spans = ascii_view(text), None
+    if _FOLD.search(view): view, spans = _fold(view)
+    if _GLUED_HINT.search(view): view = _GLUED.sub(lambda m: " " * len(m[0]), view)   # one for one: spans unchanged
+    if _SPACED_HINT.search(view) and _SPACED.search(view): view, spans = _unspace(view, spans)
+    return view, spans
 
 # %% ../../nbs/text/04_pii.ipynb #48d6c1e2
 _FILLER = r"[^\d\n@\[\]]{0,15}"   # between a label and its number: no digits, no other PII, no mask tag
@@ -79,35 +127,51 @@ def birth_date_ok(digits: str) -> bool:
     return True
 
 # %% ../../nbs/text/04_pii.ipynb #c4c17eed
-_RESIDENT_RE = re.compile(r"(?<![A-Za-z\d-])(\d{6})(\s*-\s*|\s+|)([1-8]\d{6})(?![A-Za-z\d-])")
+_NUM_START = r"\d(?<![A-Za-z\d-]\d)(?<!\d[./_]\d)"   # a number's first digit: not inside a word, a number or a dotted number
+_NUM_END = r"(?![A-Za-z\d-])(?![./_]\d)"                 # and its end
+_RESIDENT_RE = re.compile(rf"({_NUM_START}\d{{5}})(\s*-\s*|\s+|[./_]|)([1-8]\d{{6}}){_NUM_END}")
 _RESIDENT_WORDS = r"주민|등록번호|외국인|resident"
 
 def _residents(view: str) -> Iterator[tuple[str, int, int]]:
-    "주민등록번호 and 외국인등록번호: a real birth date; a bare run also needs its check digit or a label."
+    "주민등록번호 and 외국인등록번호: a real birth date; one written bare or with . / _ also needs its check digit or a label."
     for m in _RESIDENT_RE.finditer(view):
         d = m[1] + m[3]
         if not birth_date_ok(d): continue
         foreign = d[6] in "5678"
-        if m[2] or (foreigner_checksum_ok(d) if foreign else rrn_checksum_ok(d)) or _labelled(view, m.start(), _RESIDENT_WORDS):
+        if m[2] not in ("", ".", "/", "_") or (foreigner_checksum_ok(d) if foreign else rrn_checksum_ok(d)) \
+                or _labelled(view, m.start(), _RESIDENT_WORDS):
             yield ("foreigner_id" if foreign else "resident_id"), m.start(), m.end()
 
 # %% ../../nbs/text/04_pii.ipynb #7751ad33
-_SEP = r"(?:\s*[-.]\s*|\s)"
+_SEP = r"(?:\s*[-./]\s*|\s)"
+_CC = r"(?:\+\s?82[\s-]?|82[\s-])"              # +82 10 …, +821 0…, 82-10-…
+_MOBILE, _AREA = r"1[016789]", r"(?:2|[3-6][1-5]|70|50[2-8])"
 _PHONE_RE = re.compile(
-    rf"(?<![A-Za-z\d+])(?<![A-Za-z\d]-)(?:(?:\+\s?82[\s-]?|0)1[016789]{_SEP}?\d{{3,4}}{_SEP}?\d{{4}}"          # mobile
-    rf"|(?:\+\s?82[\s-]?|0)(?:2|[3-6][1-5]|70|50[2-8])(?:{_SEP}|\)\s?)\d{{3,4}}{_SEP}\d{{4}})"     # area code, 070, 050x
-    r"(?![A-Za-z\d])(?!-[A-Za-z\d])")
+    rf"(?<![A-Za-z\d+])(?<![A-Za-z\d]-)(?<!\d[./_])(?:(?:{_CC}|0){_MOBILE}{_SEP}?\d{{3,4}}{_SEP}?\d{{4}}"   # mobile
+    rf"|\(0{_MOBILE}\)\s?\d{{3,4}}{_SEP}?\d{{4}}"                                                   # (010) 2345-6789
+    rf"|(?:{_CC}|0){_AREA}(?:{_SEP}|\)\s?)\d{{3,4}}{_SEP}\d{{4}}"                                     # area code, 070, 050x
+    rf"|\(0{_AREA}\)\s?\d{{3,4}}{_SEP}\d{{4}})"                                                      # (02) 123-4567
+    r"(?![A-Za-z\d])(?!-[A-Za-z\d])(?![./_]\d)")
+
+_PHONE_HINT = re.compile(r"\d[-./\s)]*\d{3,4}[-./\s]*\d{4}")   # a cheap superset: 11 of the 8,318 corpus chunks pass it
 
 def _phones(view: str) -> Iterator[tuple[str, int, int]]:
     "Korean mobile, area-code, 070 and 050x numbers (not 1588-style business numbers)."
+    if not _PHONE_HINT.search(view): return
     for m in _PHONE_RE.finditer(view): yield "phone", m.start(), m.end()
 
 # %% ../../nbs/text/04_pii.ipynb #0f622901
-_EMAIL_RE = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])")
+_IDN_TLD = r"한국|삼성|닷컴|닷넷|中国|中國|公司|网络|香港|台灣|台湾|рф"   # top-level domains that are not ASCII
+_EMAIL_RE = re.compile(r"(?<![\w.%+-])[\w.%+-]+@((?:[^\W_](?:[\w-]*[^\W_])?\.)+)"
+                       rf"(?:[A-Za-z]{{2,}}(?![A-Za-z0-9-])|(?:{_IDN_TLD})(?![\w-]*\.))")
+
+_DATE_DOMAIN = re.compile(r"\d{4}-\d{1,2}-\d{1,2}\.")   # 보험업법_법률@2020-12-08.md: a revision's file name, not a mailbox
 
 def _emails(view: str) -> Iterator[tuple[str, int, int]]:
-    "E-mail addresses."
-    for m in _EMAIL_RE.finditer(view): yield "email", m.start(), m.end()
+    "E-mail addresses, in any script (not a file name whose 'domain' is a date)."
+    if "@" not in view: return
+    for m in _EMAIL_RE.finditer(view):
+        if not _DATE_DOMAIN.fullmatch(m[1]): yield "email", m.start(), m.end()
 
 # %% ../../nbs/text/04_pii.ipynb #35fdad0d
 def luhn_ok(digits: str) -> bool:
@@ -123,7 +187,9 @@ def _iin_ok(d: str) -> bool:
     "Starts like an issued card: 3 Amex/JCB, 4 Visa, 5 or 2221–2720 Mastercard, 6 UnionPay/Discover, 9 Korean domestic."
     return d[0] in "34569" or 2221 <= int(d[:4]) <= 2720
 
-_CARD_RE = re.compile(r"(?<![A-Za-z\d-])(?:\d{4}([- ])\d{4}\1\d{4}\1\d{1,7}|\d{4}([- ])\d{6}\2\d{4,5}|\d{13,19})(?![A-Za-z\d-])")
+_GROUP_SEP = r"[-./_ ]"   # between the digit groups of a card or an account: any of these, mixed
+_CARD_RE = re.compile(rf"{_NUM_START}(?:\d{{3}}{_GROUP_SEP}\d{{4}}{_GROUP_SEP}\d{{4}}{_GROUP_SEP}\d{{1,7}}"
+                      rf"|\d{{3}}{_GROUP_SEP}\d{{6}}{_GROUP_SEP}\d{{4,5}}|\d{{12,18}}){_NUM_END}")
 
 def _cards(view: str) -> Iterator[tuple[str, int, int]]:
     "Card numbers: Luhn-valid, with an issuer prefix."
@@ -132,23 +198,25 @@ def _cards(view: str) -> Iterator[tuple[str, int, int]]:
         if luhn_ok(d) and _iin_ok(d): yield "card", m.start(), m.end()
 
 # %% ../../nbs/text/04_pii.ipynb #27ab88fd
-_ACCOUNT_RE = re.compile(r"(?<![A-Za-z\d-])(?:\d{2,6}(?:-\d{2,7}){1,4}|\d{10,16})(?![A-Za-z\d-])")
 _BANK_LAYOUTS = {(3, 3, 6), (4, 3, 6), (4, 2, 7), (6, 2, 6), (3, 6, 5), (3, 4, 4, 2), (3, 6, 2, 3), (3, 2, 6)}
+_LAYOUT_RX = "|".join(_GROUP_SEP.join(rf"\d{{{n - (i == 0)}}}" for i, n in enumerate(g)) for g in sorted(_BANK_LAYOUTS, key=len, reverse=True))
+_ACCOUNT_RE = re.compile(rf"{_NUM_START}(?:{_LAYOUT_RX}|\d{{1,5}}(?:[-./_]\d{{2,7}}){{1,4}}|\d{{9,15}}){_NUM_END}")   # first digit taken
 _ACCOUNT_WORDS = r"계좌|통장|은행|뱅크|입금|송금|이체|예금주|account"
 _UNIT = re.compile(r"\s*(?:원|만|억|천|조|달러|%|퍼센트)|년|개월|일|명|건|회|호")   # after a bare run: a quantity
 
 def _accounts(view: str) -> Iterator[tuple[str, int, int]]:
-    "Bank account numbers: a known bank layout, or 10–16 digits after a label (and not a quantity)."
+    "Bank account numbers: a known bank layout with dashes, or 10–16 digits after a label (and not a quantity)."
     for m in _ACCOUNT_RE.finditer(view):
-        groups = tuple(len(g) for g in m[0].split("-"))
-        if not 10 <= sum(groups) <= 16 or (len(groups) == 1 and _UNIT.match(view, m.end())): continue
-        if groups in _BANK_LAYOUTS or _labelled(view, m.start(), _ACCOUNT_WORDS): yield "account", m.start(), m.end()
+        groups, dashed = tuple(map(len, re.split(_GROUP_SEP, m[0]))), not re.search(r"[./_ ]", m[0])
+        amount = len(groups) == 1 or (not dashed and set(groups[1:]) == {3})          # bare, or 10.000.000.000: maybe an amount
+        if not 10 <= sum(groups) <= 16 or (amount and _UNIT.match(view, m.end())): continue
+        if (dashed and groups in _BANK_LAYOUTS) or _labelled(view, m.start(), _ACCOUNT_WORDS): yield "account", m.start(), m.end()
 
 # %% ../../nbs/text/04_pii.ipynb #376f2b39
-_PASSPORT_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z](?:\d{8}|\d{3}[A-Z]\d{4})(?![A-Za-z0-9])")
+_PASSPORT_RE = re.compile(r"[A-Za-z](?<![A-Za-z0-9].)(?:\d{8}|\d{3}[A-Za-z]\d{4})(?![A-Za-z0-9])")
 
 def _passports(view: str) -> Iterator[tuple[str, int, int]]:
-    "Passport numbers, after a label."
+    "Passport numbers (either case), after a label."
     for m in _PASSPORT_RE.finditer(view):
         if _labelled(view, m.start(), r"여권|passport"): yield "passport", m.start(), m.end()
 
@@ -156,20 +224,26 @@ def _passports(view: str) -> Iterator[tuple[str, int, int]]:
 _SIDO = r"서울|부산|대구|인천|광주|대전|울산|세종|경기|강원|충북|충남|전북|전남|경북|경남|제주"
 _PROVINCE = rf"(?:{_SIDO})(?:특별시|광역시|특별자치시|특별자치도|도|시)|(?:충청|전라|경상)(?:남|북)도"   # written out: may stand alone
 _PROVINCE_SHORT = rf"(?:{_SIDO})"                                                                   # 서울, 경기: only before a 시·군·구
-_NOT_DISTRICT = (r"(?!(?:청|요|연|추|강|촉|탐|복|욕|수|기|도|용|지|전|출|입|가|구)구\s"                      # 청구, 요구, 연구 …
-                 r"|(?:즉|실|개|표|게|당|동|제|지|명|고|공|수|임|상|평|전|감|무|잠|일|역|혹|다|중|경|호|착|응|교|유|간|별)시\s)")  # 즉시, 실시 …
+_NOT_DISTRICT = (r"(?!(?:청|요|연|추|강|촉|탐|복|욕|수|기|도|용|지|전|출|입|가|구)구[\s,]"                      # 청구, 요구, 연구 …
+                 r"|(?:즉|실|개|표|게|당|동|제|지|명|고|공|수|임|상|평|전|감|무|잠|일|역|혹|다|중|경|호|착|응|교|유|간|별)시[\s,])")  # 즉시, 실시 …
 _DISTRICT = _NOT_DISTRICT + rf"(?!(?:{_PROVINCE})\s)[가-힣]{{1,5}}(?:시|군|구)"   # never a 시·도: an address starts at its 시·도
 _ROAD = (r"(?![가-힣]*으로\s)(?!(?:별도|새|주|서|바|도|때|스스|함부|대|이|그|저|앞으|뒤|위|아래)로\s)"   # particles and adverbs
          r"[가-힣\d]{1,10}(?:로|길)")
 _NOT_QUANTITY = (r"(?!\d|(?:원|만|억|천|조|달러|%|퍼센트|년|개월|일|명|건|회|호|항|세|배|분|시간|주|퍼|개|차|급|등|부|단계|번|장|"
                  r"쪽|매|통|가지|인|종|살|킬로|km|m\b|위|대|권|칸|줄|곳|점|\.\d))")
-_PLACE = (rf"(?<![가-힣])(?:(?:{_PROVINCE})\s+(?:{_DISTRICT}\s+){{0,2}}"            # 서울특별시 (강남구), 세종특별자치시
+_PLACE = (rf"(?<![가-힣])(?:(?:{_PROVINCE})\s*(?:{_DISTRICT}\s*){{0,2}}"            # 서울특별시 (강남구), 서울특별시강남구
           rf"|(?:{_PROVINCE_SHORT})\s+(?:{_DISTRICT}\s+){{1,2}}|(?:{_DISTRICT}\s+){{1,2}})")   # 서울 강남구; 강남구
-_ADDRESS_RE = re.compile(rf"{_PLACE}(?:[가-힣]{{1,5}}(?:읍|면)\s+)?{_ROAD}\s*(?:지하\s*)?\d{{1,5}}(?:-\d{{1,4}})?{_NOT_QUANTITY}"   # 도로명
-                         rf"|{_PLACE}[가-힣\d]{{1,6}}(?:동|리|가)\s+(?:산\s*)?\d{{1,5}}(?:-\d{{1,4}})?(?:번지)?{_NOT_QUANTITY}")  # 지번
+_NUMBER = r"\s*(?:지하\s*)?\d{1,5}(?:-\d{1,4})?"
+_ADDRESS_RE = re.compile(rf"{_PLACE}(?:[가-힣]{{1,5}}(?:읍|면)\s+)?{_ROAD}{_NUMBER}{_NOT_QUANTITY}"                     # 도로명
+                         rf"|{_PLACE}[가-힣\d]{{1,6}}(?:동|리|가)\s+(?:산\s*)?\d{{1,5}}(?:-\d{{1,4}})?(?:번지)?{_NOT_QUANTITY}"  # 지번
+                         rf"|(?<![가-힣\d]){_ROAD}{_NUMBER}\s*,\s*(?:(?:{_PROVINCE}|{_PROVINCE_SHORT})\s+)?{_DISTRICT}(?:\s+{_DISTRICT})?"   # 테헤란로 123, 강남구
+                         rf"(?:\s*,?\s*(?:{_PROVINCE}|{_PROVINCE_SHORT}))?")                                                 # (, 서울)
+
+_ROAD_NUMBER = re.compile(r"(?:로|길|동|리|가)\s*(?:지하\s*|산\s*)?\d")   # every address holds one
 
 def _addresses(view: str) -> Iterator[tuple[str, int, int]]:
-    "Road-name and lot-number addresses: a 시·군·구, then a road (or a 동·리·가) and its number."
+    "Road-name and lot-number addresses: a 시·군·구, then a road (or a 동·리·가) and its number; or the road first, then the 시·군·구."
+    if not _ROAD_NUMBER.search(view): return                              # cheap: most chunks have no road or 동 before a number
     for m in _ADDRESS_RE.finditer(view): yield "address", m.start(), m.end()
 
 # %% ../../nbs/text/04_pii.ipynb #77da9bd9
@@ -178,11 +252,14 @@ _DETECTORS = (_residents, _cards, _phones, _accounts, _passports, _emails, _addr
 def find_pii(text: str) -> list[PIIMatch]:
     "Personal data in `text`, in order and non-overlapping (positions in `text` itself)."
     if not isinstance(text, str) or not text: return []
-    view, taken = ascii_view(text), []
+    (view, spans), taken, out = pii_view(text), [], []
     for detect in _DETECTORS:
         for kind, a, b in detect(view):
             if all(b <= s or a >= e for _, s, e in taken): taken.append((kind, a, b))
-    return [PIIMatch(k, a, b, text[a:b]) for k, a, b in sorted(taken, key=lambda t: t[1])]
+    for kind, a, b in sorted(taken, key=lambda t: t[1]):
+        if spans: a, b = spans[a][0], spans[b - 1][1]          # back to the text: invisible characters inside are covered
+        out.append(PIIMatch(kind, a, b, text[a:b]))
+    return out
 
 def has_pii(text: str) -> bool:
     "Whether `text` holds any personal data (the answer guardrail's flag)."
@@ -224,7 +301,8 @@ ID_LABEL_RE = re.compile(
     r"|카드|계좌|통장|전화|휴대(?:전화|폰)?|핸드폰|차대|차량)\s*번호\s*[:：#]?\s*(?:[은는이가]\s*)?"
     r"(?P<id>[A-Za-z\d][A-Za-z\d-]*\d[A-Za-z\d-]*)")
 _ISO_DATE = re.compile(ISO_DATE)
-_ID_HINT = re.compile(r"\d{5}|\d[-.\s)\u2010-\u2015\u2212\ufe58\ufe63\uff0d\uff09\uff0e]{1,4}\d{3}|\d\d-\d\d-\d\d|번호|\+\s?82|[A-Z]\d{3}[A-Z]\d{4}")
+_ID_HINT = re.compile(r"\d{5}|\d[-./_\s)\u2010-\u2015\u2212\ufe58\ufe63\uff0d\uff09\uff0e\u200b-\u200d\u2060\ufeff\u00ad]{1,4}\d{3}"
+                      r"|\d\d-\d\d-\d\d|\d \d \d \d|번호|\+\s?82|[A-Z]\d{3}[A-Z]\d{4}")
 
 def identifier_spans(text: str) -> list[tuple[int, int]]:
     "Spans of identifiers in `text` (phone, resident, business, card, account, passport, policy numbers …): digits that are not quantities."
@@ -238,4 +316,3 @@ def identifier_spans(text: str) -> list[tuple[int, int]]:
         if out and a <= out[-1][1]: out[-1] = (out[-1][0], max(b, out[-1][1]))
         else: out.append((a, b))
     return out
-
