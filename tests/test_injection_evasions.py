@@ -81,3 +81,11 @@ def test_an_obedient_model_is_refused_or_flagged(planted_index, policy):
             else:
                 flagged = bool(ver.get("untrusted")) or bool((p.last_trace.get("guard") or {}).get("answer_risk"))
                 assert flagged or not obeyed, (c["id"], res.answer)
+
+def test_a_dotted_resident_number_stays_in():
+    "The private-query gate reads personal data with the masking detector: a dotted 주민등록번호 keeps the query in."
+    from cragrag.decide.threeway import ExternalPolicy
+    q = "주민번호 900101.1234568 인 제 보험금 청구 결과가 궁금합니다"
+    policy = ExternalPolicy(allow_external=True, allow_private=False)
+    assert policy.blocked(q, external=object()) == "private_query"
+    assert "1234568" not in policy.outgoing(q)
