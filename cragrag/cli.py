@@ -450,35 +450,47 @@ def cmd_serve(args) -> int:
     return 0
 
 # %% ../nbs/90_cli.ipynb #ace280b4
-@command("keys", "manage the server's API keys: add (printed once), list, revoke",
+def _key_row(e: dict, now=None) -> str:
+    "One line of `cragrag keys list`: id, tenant, role, created, and the expiry (marked when past)."
+    from datetime import datetime, timezone
+    exp = e.get("expires")
+    past = exp and datetime.fromisoformat(exp.replace("Z", "+00:00")) <= (now or datetime.now(timezone.utc))
+    return f"{e['id']}  {e['tenant']:20s} {e['role']:8s} {e.get('created', ''):20s} " + (f"expires {exp}" + (" (expired)" if past else "") if exp else "no expiry")
+
+@command("keys", "manage the server's API keys: add (printed once), list, revoke; a running server sees the change within a second",
          arg("action", choices=["add", "list", "revoke"]),
          arg("key_id", nargs="?", help="the key's id, for revoke"),
          arg("--tenant", help="the tenant a new key reads (add)"),
          arg("--role", default="reader", choices=["reader", "indexer", "admin"], help="what a new key may do (default: reader)"),
+         arg("--expires", help="add: the date the key stops working, at 00:00 UTC (e.g. 2027-01-31)"),
+         arg("--days", type=float, help="add: the key stops working this many days from now"),
          arg("--file", help="keys file (default: settings.api_keys_file, else .cragrag/keys.json)"),
          arg("--env", action="store_true", help="add: print the key's CRAGRAG_API_KEYS entry instead of writing the keys file"))
 def cmd_keys(args) -> int:
     "Add, list or revoke API keys in the keys file."
-    from cragrag.serve.auth import KeyRing, load_keys, save_keys
+    from cragrag.serve.auth import KeyRing, key_expiry, load_keys, save_keys
     from cragrag.core.config import load_settings
     f = Path(args.file or load_settings().api_keys_file or ".cragrag/keys.json")
     ring = load_keys(f) if f.exists() else KeyRing()
     if args.action == "list":
-        for e in ring.entries: print(f"{e['id']}  {e['tenant']:20s} {e['role']:8s} {e.get('created', '')}")
+        for e in ring.entries: print(_key_row(e))
         print(f"{len(ring)} keys in {f}"); return 0
     if args.action == "revoke":
         if not args.key_id: raise ValueError("cragrag keys revoke takes the key's id (see cragrag keys list)")
         if not ring.revoke(args.key_id): raise ValueError(f"no key {args.key_id!r} in {f}")
         save_keys(ring, f); print(f"revoked {args.key_id}; {len(ring)} keys left in {f}"); return 0
     if not args.tenant: raise ValueError("cragrag keys add needs --tenant NAME")
+    expires = key_expiry(args.expires, args.days)
     if args.env:
         from cragrag.serve.auth import inline_entry
+        if expires: raise ValueError("CRAGRAG_API_KEYS entries have no expiry: use a keys file (--file) for a key that expires")
         key, e = KeyRing().add(args.tenant, args.role)
         print(f"{key}\n(key for tenant {e['tenant']!r}, role {e['role']}: shown only now; add this entry to CRAGRAG_API_KEYS, "
               f"comma-separated:)\n{inline_entry(key, e['tenant'], e['role'])}")
         return 0
-    key, e = ring.add(args.tenant, args.role); save_keys(ring, f)
-    print(f"{key}\n(key {e['id']} for tenant {e['tenant']!r}, role {e['role']}: shown only now; stored hashed in {f})")
+    key, e = ring.add(args.tenant, args.role, expires); save_keys(ring, f)
+    print(f"{key}\n(key {e['id']} for tenant {e['tenant']!r}, role {e['role']}" + (f", expires {expires}" if expires else "")
+          + f": shown only now; stored hashed in {f})")
     return 0
 
 # %% ../nbs/90_cli.ipynb #d337b79b

@@ -183,3 +183,21 @@ def test_an_unscoped_index_run_never_deletes_a_tenants_copy(tenants):
     assert rep.written > 0 and {t: v.store.count() for t, v in views.items()} == before
     rep = shared.index([LAWS["table"]], progress=False)                   # and its clean-up sees only untenanted points
     assert {t: v.store.count() for t, v in views.items()} == before
+
+def test_a_keys_file_is_watched_and_an_expired_key_is_refused(tenants, tmp_path):
+    "Review findings (d) and (e): a revoke needed a restart; keys never expired."
+    from cragrag.serve.auth import save_keys
+    shared, _ = tenants
+    ring = KeyRing(); ka, ea = ring.add("team-a"); kx, ex = ring.add("team-a", expires="2099-01-01")
+    ex["expires"] = "2020-01-01T00:00:00Z"                                      # a key whose day has passed
+    f = save_keys(ring, tmp_path / "keys.json")
+    api = TestClient(create_app(Pipeline(shared.settings, store=shared.store, trace_enabled=False, api_keys_file=f)))
+    body = {"query": "보험사기를 저지르면 어떤 처벌을 받나요?", "top_k": 5}
+    status = lambda k: api.post("/retrieve", json=body, headers={"X-API-Key": k})
+    assert status(ka).status_code == 200
+    r = status(kx)
+    assert r.status_code == 401 and "expired" in r.json()["detail"] and "team-a" not in r.text
+    ring.revoke(ea["id"]); save_keys(ring, f)                                   # what `cragrag keys revoke` does
+    end = time.monotonic() + 30                                                 # (the file is looked at once a second)
+    while status(ka).status_code != 401 and time.monotonic() < end: time.sleep(0.2)
+    assert status(ka).status_code == 401

@@ -216,6 +216,11 @@ class Settings(BaseSettings):
     heavy_workers: int = Field(1, ge=1, le=64, description=
         "worker processes of the process lane; each loads its own models (about 0.5 GB offline, several GB with BGE-M3)")
     max_body_bytes: int = Field(65536, ge=1024, le=100_000_000, description="largest HTTP request body")
+    body_read_timeout_s: float = Field(10.0, gt=0, le=600, description=
+        "longest a request body may take to arrive; slower senders get 408 and are disconnected")
+    access_log: bool | None = Field(None, description=
+        "one JSON line per HTTP request (key id, tenant, route, status, ms, bytes; never the key or the question); None: when traces are on")
+    access_log_path: Path | None = Field(None, description="the access log file (default: <trace_dir>/access.jsonl; rotates past trace_max_bytes)")
 
     @model_validator(mode="after")
     def _thresholds_ordered(self):

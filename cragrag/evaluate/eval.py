@@ -193,7 +193,7 @@ def evaluate_question(pipeline, q: GoldenQuestion, k: int = 5, answers: bool = T
 
 # %% ../../nbs/evaluate/87_eval.ipynb #e2b678d1
 _NOT_RESULTS = {"llm_api_key", "qdrant_api_key", "qdrant_path", "qdrant_url", "collection", "trace_enabled", "trace_dir", "device",
-                "trace_max_bytes", "api_keys_file", "max_pending_requests", "max_body_bytes",
+                "trace_max_bytes", "api_keys_file", "max_pending_requests", "max_body_bytes", "body_read_timeout_s", "access_log", "access_log_path",
                 "heavy_lane", "heavy_workers"}   # where and how it runs, not what it answers
 
 def settings_hash(settings) -> str:

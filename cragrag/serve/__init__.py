@@ -9,7 +9,7 @@ __all__ = []
 from .. import lazy_names, layer_names
 __getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.serve", {
     "requests": "RetrieveRequest AnswerRequest run_request",
-    "auth": "Role Principal hash_key KeyRing load_keys save_keys inline_entry parse_inline_keys configured_keys",
-    "server": "health_report heavy_slots LightFirst is_heavy heavy_pool docs_assets add_local_docs create_app serve",
+    "auth": "Role Principal hash_key key_expiry KeyRing load_keys save_keys KeyFile inline_entry parse_inline_keys configured_keys",
+    "server": "health_report heavy_slots LightFirst is_heavy request_is_heavy heavy_pool Slots RequestPlaces read_body AccessLog access_log_of Gate docs_assets add_local_docs create_app serve",
     "workers": "lane_blocker worker_settings WorkerError Worker respond worker_main WorkerLane",
 }))

@@ -4,15 +4,16 @@
 
 # %% ../../nbs/serve/84_auth.ipynb #1a95b6e8
 from __future__ import annotations
-import hashlib, json, os, re, secrets, tempfile, time
+import hashlib, json, logging, os, re, secrets, tempfile, threading, time
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta, timezone
 from enum import Enum
 from pathlib import Path
 from ..indexing.tenancy import check_tenant
 
 # %% auto #0
-__all__ = ['Role', 'Principal', 'hash_key', 'KeyRing', 'load_keys', 'save_keys', 'inline_entry', 'parse_inline_keys',
-           'configured_keys']
+__all__ = ['Role', 'Principal', 'hash_key', 'key_expiry', 'KeyRing', 'load_keys', 'save_keys', 'KeyFile', 'inline_entry',
+           'parse_inline_keys', 'configured_keys']
 
 # %% ../../nbs/serve/84_auth.ipynb #7d159f46
 class Role(str, Enum):
@@ -36,9 +37,26 @@ def hash_key(key: str) -> str:
     "The SHA-256 hex digest the keys file stores for `key`."
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
+def _utc(text: str) -> datetime:
+    "A stored expiry (`2027-01-31T00:00:00Z`, or a bare date: its 00:00 UTC) as an aware datetime."
+    t = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+def key_expiry(expires: str | None = None, # a date (`2027-01-31`: the key stops at its 00:00 UTC) or an ISO time
+               days: float | None = None,  # or: this many days from `now`
+               now: datetime | None = None) -> str | None:
+    "The `expires` value a key entry stores (`YYYY-MM-DDTHH:MM:SSZ`); None when neither is given."
+    if expires and days: raise ValueError("give an expiry date or a number of days, not both")
+    if days is not None and days <= 0: raise ValueError(f"days must be positive (got {days})")
+    now = now or datetime.now(timezone.utc)
+    try: when = _utc(expires) if expires else now + timedelta(days=days) if days else None
+    except ValueError: raise ValueError(f"expiry {expires!r} is not a date like 2027-01-31") from None
+    if when is not None and when <= now: raise ValueError(f"expiry {when:%Y-%m-%d %H:%M} UTC is already past")
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if when else None
+
 class KeyRing:
     "API keys by hash: each maps to a `Principal`. Load and save a JSON keys file; the clear key is never stored."
-    def __init__(self, entries: list[dict] | None = None): # [{"id", "sha256", "tenant", "role", "created"}]
+    def __init__(self, entries: list[dict] | None = None): # [{"id", "sha256", "tenant", "role", "created", "expires"?}]
         self.entries = []
         for e in entries or []: self._check(e); self.entries.append(dict(e))
         self._by_hash = {e["sha256"]: e for e in self.entries}
@@ -49,15 +67,20 @@ class KeyRing:
         if missing: raise ValueError(f"a key entry lacks {sorted(missing)}")
         if len(e["sha256"]) != 64: raise ValueError(f"key {e['id']!r}: sha256 must be 64 hex characters")
         check_tenant(e["tenant"]); Role(e["role"])
+        if e.get("expires") is not None:
+            try: _utc(e["expires"])
+            except ValueError: raise ValueError(f"key {e['id']!r}: expires {e['expires']!r} is not a date or time") from None
 
     def __len__(self): return len(self.entries)
     def __repr__(self): return f"KeyRing({len(self)} keys: " + ", ".join(f"{e['id']}→{e['tenant']}/{e['role']}" for e in self.entries) + ")"
 
-    def add(self, tenant: str, role: Role | str = Role.READER) -> tuple[str, dict]:
+    def add(self, tenant: str, role: Role | str = Role.READER,
+            expires: str | None = None) -> tuple[str, dict]:  # from `key_expiry`; None: never
         "A new key for `tenant` with `role`: (the key, shown only now; its entry)."
         key = "crg_" + secrets.token_urlsafe(32)
         e = {"id": "k_" + secrets.token_hex(4), "sha256": hash_key(key), "tenant": check_tenant(tenant),
              "role": Role(role).value, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        if expires: e["expires"] = key_expiry(expires)
         self.entries.append(e); self._by_hash[e["sha256"]] = e
         return key, e
 
@@ -68,11 +91,17 @@ class KeyRing:
         self._by_hash = {e["sha256"]: e for e in self.entries}
         return found
 
-    def authenticate(self, key: str | None) -> Principal | None:
-        "The principal of `key`, or None (no key, unknown or revoked)."
-        if not key or not isinstance(key, str): return None
+    def verify(self, key: str | None, now: datetime | None = None) -> tuple[Principal | None, str]:
+        "`(principal, 'ok')`, or `(None, why)`: why is `missing`, `unknown` (or revoked) or `expired`."
+        if not key or not isinstance(key, str): return None, "missing"
         e = self._by_hash.get(hash_key(key.strip()))
-        return Principal(e["id"], e["tenant"], Role(e["role"])) if e else None
+        if e is None: return None, "unknown"
+        if e.get("expires") and _utc(e["expires"]) <= (now or datetime.now(timezone.utc)): return None, "expired"
+        return Principal(e["id"], e["tenant"], Role(e["role"])), "ok"
+
+    def authenticate(self, key: str | None) -> Principal | None:
+        "The principal of `key`, or None (no key, unknown, revoked or expired)."
+        return self.verify(key)[0]
 
 # %% ../../nbs/serve/84_auth.ipynb #7c3c3f07
 def load_keys(path: str | Path) -> KeyRing:
@@ -94,6 +123,41 @@ def save_keys(ring: KeyRing, path: str | Path) -> Path:
     os.chmod(tmp, 0o600); os.replace(tmp, p)
     return p
 
+# %% ../../nbs/serve/84_auth.ipynb #bc0ae7db
+_log = logging.getLogger("cragrag.serve.auth")
+
+class KeyFile:
+    "The keys of a keys file (and fixed inline entries), read again when the file changes; checked at most every `every_s` seconds."
+    def __init__(self, path: str | Path, extra: list[dict] | None = None, every_s: float = 1.0):
+        self.path, self.extra, self.every_s = Path(path), list(extra or []), every_s
+        self.reloads, self.error, self._lock = 0, None, threading.Lock()
+        self._sig = self._stat()
+        self.ring = KeyRing(load_keys(self.path).entries + self.extra)   # at start a bad file is an error
+        self._next = time.monotonic() + every_s
+
+    def _stat(self):
+        try: st = self.path.stat()
+        except OSError: return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    def current(self) -> KeyRing:
+        "The keys in force: the file's, read again if it changed (the last good ones if it cannot be read)."
+        if time.monotonic() < self._next: return self.ring
+        with self._lock:
+            self._next = time.monotonic() + self.every_s
+            sig = self._stat()
+            if sig == self._sig: return self.ring
+            self._sig = sig
+            try: self.ring, self.error = KeyRing(load_keys(self.path).entries + self.extra), None; self.reloads += 1
+            except ValueError as e:
+                self.error = str(e); _log.warning("cragrag: the keys file was not reloaded, the last good keys stay in force: %s", e)
+        return self.ring
+
+    def verify(self, key: str | None, now: datetime | None = None): return self.current().verify(key, now)
+    def authenticate(self, key: str | None) -> Principal | None: return self.verify(key)[0]
+    def __len__(self): return len(self.current())
+    def __repr__(self): return f"KeyFile({self.path}: {len(self.ring)} keys)"
+
 # %% ../../nbs/serve/84_auth.ipynb #8072d163
 _INLINE = re.compile(r"^sha256:(?P<h>[0-9a-f]{64})=(?P<tenant>[^:=,\s]+)(?::(?P<role>[a-z]+))?$")
 
@@ -111,9 +175,9 @@ def parse_inline_keys(text: str) -> KeyRing:
         entries.append({"id": "env_" + m["h"][:8], "sha256": m["h"], "tenant": m["tenant"], "role": m["role"] or Role.READER.value})
     return KeyRing(entries)
 
-def configured_keys(settings) -> KeyRing | None:
-    "The keys of `settings`: the keys file and the inline `api_keys` together; None when neither is set."
+def configured_keys(settings) -> KeyRing | KeyFile | None:
+    "The keys of `settings`: the keys file (a live `KeyFile`) and the inline `api_keys` together; None when neither is set."
     file, inline = getattr(settings, "api_keys_file", None), getattr(settings, "api_keys", None)
     if not file and not inline: return None
-    entries = (load_keys(file).entries if file else []) + (parse_inline_keys(inline).entries if inline else [])
-    return KeyRing(entries)
+    extra = parse_inline_keys(inline).entries if inline else []
+    return KeyFile(file, extra) if file else KeyRing(extra)

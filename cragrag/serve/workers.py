@@ -73,9 +73,10 @@ class Worker:
         self.pid, self.load_ms = rest
         return self
 
-    def call(self, tenant: str | None, stage: str, body: str, timeout: float) -> tuple[int, dict, bytes]:
+    def call(self, tenant: str | None, stage: str, body: str, timeout: float,
+             left: float | None = None) -> tuple[int, dict, bytes]:   # left: seconds of the request's deadline still to spend
         "Status, headers and JSON body of `POST /<stage>` with `body`, run on `tenant`'s view of the worker's pipeline."
-        try: self.conn.send((tenant, stage, body))
+        try: self.conn.send((tenant, stage, body, left))
         except OSError: self.close(); raise WorkerError(f"the worker process exited (code {self.proc.returncode})") from None
         kind, *rest = self._recv(timeout, "answer")
         if kind == "raised": raise RuntimeError(f"in the worker process: {rest[0]}")
@@ -106,7 +107,7 @@ def worker_main(argv: list[str] | None = None):
     "A worker process's loop (started by `Worker`): build the pipeline, then answer requests until the socket closes."
     conn = Connection(int((argv or sys.argv)[1]))
     settings, nice = conn.recv()
-    from cragrag.core.clock import lower_priority
+    from cragrag.core.clock import deadline, lower_priority
     lower_priority(nice)                            # before any thread starts: they all inherit it
     try:
         from cragrag.answering.pipeline import Pipeline
@@ -115,11 +116,11 @@ def worker_main(argv: list[str] | None = None):
     conn.send(("ready", os.getpid(), load_ms))
     views = {None: p}
     while True:
-        try: tenant, stage, body = conn.recv()
+        try: tenant, stage, body, left = conn.recv()
         except (EOFError, OSError): return
         try:
             if tenant not in views: views[tenant] = p.for_tenant(tenant)
-            out = ("ok", *respond(views[tenant], stage, body))
+            with deadline(left): out = ("ok", *respond(views[tenant], stage, body))   # what the server's deadline left
         except Exception as e: out = ("raised", f"{type(e).__name__}: {e}")
         conn.send(out)
 
@@ -206,10 +207,12 @@ def run(self: WorkerLane, tenant: str | None, stage: str, body: str) -> tuple[in
     if self._token is not None and _record_token(_base_store(self.p)) != self._token:
         self._refresh()
         if not self.start(): return None
-    idle = self._idle
-    try: w = idle.get(timeout=self.p.settings.request_deadline_s)   # more heavy slots than workers: wait for one
+    from cragrag.core.clock import time_left
+    idle, left = self._idle, time_left()                 # the request's deadline, when the server set one
+    wait = self.p.settings.request_deadline_s if left is None else max(left, 0.001)
+    try: w = idle.get(timeout=wait)                      # more heavy slots than workers: wait for one
     except queue.Empty: raise WorkerError("every worker process is busy") from None
-    try: return w.call(tenant, stage, body, self.p.settings.request_deadline_s + self.grace_s)
+    try: return w.call(tenant, stage, body, wait + self.grace_s, left)
     except WorkerError:   # replaced in place, without the lane's lock (a refresh may hold it, waiting for this worker)
         ws, dead = self._state["workers"], w
         w = self._worker(dead.index_dir)                 # its copy: the dead worker's lock went with its process
