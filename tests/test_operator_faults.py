@@ -2,7 +2,8 @@
 a damaged or foreign index is one `cragrag: ...` line and exit status 2, never a traceback; an index run killed
 midway leaves an index that says it is incomplete, warns once when used and is completed by running again; a
 symlink out of the folder is not followed; one bad file is skipped (or with --strict stops the run); a second
-`cragrag index` on a held folder fails before parsing anything."""
+`cragrag index` on a held folder fails before parsing anything. A large file is chunked in linear work: an 8 MB file
+of one line (one article) read its whole text for every chunk (289 s); the tests count what is read, never time it."""
 import json, os, shutil, signal, socket, subprocess, sys, warnings
 from pathlib import Path
 import pytest
@@ -187,3 +188,76 @@ def test_second_index_on_a_held_folder_fails_before_parsing(healthy, tmp_path):
             one_line(r, f"cragrag: another cragrag process (pid {os.getpid()}) has {q / 'cragrag'} open")
             assert "skipped" not in r.stderr and "indexing" not in r.stderr                 # refused before any file was read
     with EdgeStore(q, "cragrag") as st: assert st.count() == 26                         # the held index was not touched
+
+# --- a large file: loading and chunking do linear work ---------------------------------------------------------------
+
+from cragrag.indexing import documents
+from cragrag.indexing.documents import Line, chunk_document, load_document
+
+SENTENCES = ["보험회사는 보험계약자의 이익을 보호하기 위하여 필요한 조치를 하여야 한다. <개정 2014. 3. 11., 2020. 12. 8.>",
+             "② 삭제 <2017. 4. 18.>", "1. 보험금을 지급하는 경우; 2. 보험료를 환급하는 경우 <신설 2021. 6. 8.>",
+             "가. 제18조에 따른 자본금을 납입한 경우 [전문개정 2010. 7. 23.]"]
+
+def fill(nbytes: int, sep: str, make) -> str:
+    out, n, i = [], 0, 0
+    while n < nbytes: out.append(make(i)); n += len(out[-1].encode()) + len(sep.encode()); i += 1
+    return sep.join(out)
+
+def big_line(nbytes: int) -> str:
+    "A single line of statute-like text with no newline: one article."
+    return "제1조(목적) " + fill(nbytes, " ", lambda i: SENTENCES[i % len(SENTENCES)])
+
+def big_article(nbytes: int) -> str:
+    "A legalize-kr file of one article with many 항."
+    return "# 시험법\n\n##### 제1조 (목적)\n\n" + fill(nbytes, "\n\n", lambda i: f"**{chr(0x2460 + i % 20)}** {SENTENCES[i % 4]}")
+
+def scanned(monkeypatch, path: Path, max_chars: int = 400):
+    "(characters of the file, characters `amendment_notes` read while loading and chunking it, the document, its chunks)."
+    seen, real = [], documents.amendment_notes
+    monkeypatch.setattr(documents, "amendment_notes", lambda text: seen.append(len(text)) or real(text))
+    doc = load_document(path)
+    chunks = chunk_document(doc, max_chars)
+    monkeypatch.setattr(documents, "amendment_notes", real)
+    return len(path.read_text(encoding="utf-8")), sum(seen), doc, chunks
+
+@pytest.mark.parametrize("make,suffix", [(big_line, ".txt"), (big_article, ".md")], ids=["one-line", "one-article"])
+def test_chunking_a_large_file_reads_each_article_once(monkeypatch, tmp_path, make, suffix):
+    sizes = {}
+    for mb in (0.25, 1):
+        p = tmp_path / f"big_{mb}{suffix}"; p.write_text(make(int(mb * 1_000_000)), encoding="utf-8")
+        chars, read, doc, chunks = scanned(monkeypatch, p)
+        assert len(doc.articles) == 1 and len(chunks) > 250 * mb, (len(doc.articles), len(chunks))
+        assert read <= 2 * chars, f"{mb} MB: amendment notes scanned {read:,} characters for {chars:,} ({len(chunks)} chunks)"
+        assert {c.amended_last for c in chunks} == {doc.articles[0].amendments.last} == {"2021-06-08"}
+        assert "".join(c.text for c in chunks).replace(" ", "").replace("\n", "") == doc.articles[0].text.replace(" ", "").replace("\n", "")
+        sizes[mb] = read
+    assert sizes[1] <= 4 * 1.1 * sizes[0.25]      # four times the input, about four times the reading (not sixteen)
+
+def test_chunking_many_tiny_lines_reads_each_block_once(monkeypatch, tmp_path):
+    p = tmp_path / "tiny.txt"
+    p.write_text(fill(1_000_000, "\n", lambda i: "" if i % 10 == 9 else f"짧은 줄 {i} <개정 2020. 1. 2.>"), encoding="utf-8")
+    chars, read, doc, chunks = scanned(monkeypatch, p)
+    assert len(doc.articles) > 1000 and read <= chars
+    assert {c.amended_last for c in chunks} == {"2020-01-02"}
+
+def test_hard_cut_of_a_line_with_no_sentence_end():
+    text = "가" * 1_000_003
+    lines = documents._split_line(Line(text, 3), 400)
+    assert [len(l.text) for l in lines] == [400] * 2500 + [3] and "".join(l.text for l in lines) == text
+    assert {l.page for l in lines} == {3}
+
+def test_patterns_that_re_read_a_line_are_gone(tmp_path):
+    "Inputs that made a regex re-read a long run (seconds to hours) load and chunk in one pass, to the same result."
+    spaces = " " * 200_000
+    assert documents.DELETED_PART.match(spaces + "x") is None and documents.DELETED_PART.match("② 삭제" + spaces + "x") is None
+    assert documents.DELETED_PART.match("② 삭제" + spaces + "<2015.7.31>" + spaces)
+    assert documents.amendment_notes("< " + "2014.3.1 가나다 " * 20_000 + "<개정 2020.1.1>").amended == ["2020-01-01"]
+    md = ("# 시험법\n\n## 제1장" + spaces + "총칙 <개정 2010.7.23>  \n## 제2장 " + "<" * 100_000 + "\n##### 제1조 (목적)\n\n**①** 본문\n\n"
+          "##### 제2조\n\n삭제" + spaces + "<2011. 1. 24>\n")
+    (tmp_path / "시험법.md").write_text(md, encoding="utf-8")
+    d = load_document(tmp_path / "시험법.md")
+    assert [a.chapter for a in d.articles] == ["제2장 " + "<" * 100_000]   # 제2장 closed 제1장; an unclosed < is no note
+    assert d.deleted == ["제2조"] and d.deleted_on == {"제2조": "2011-01-24"}
+    assert [c.text for c in chunk_document(d)] == ["① 본문"]
+    assert documents.parse_legalize("## 제1장" + spaces + "총칙 <개정 2010.7.23>  \n##### 제1조 (목적)\n본문", "시험법")[0][0].chapter == "제1장" + spaces + "총칙"
+

@@ -125,10 +125,12 @@ def _clean_md(s: str) -> str:
     return _MD_ESCAPE.sub(r"\1", s).strip()
 
 # %% ../../nbs/indexing/03_documents.ipynb #2a7dca84
-_NOTE = AMENDMENT_NOTE   # `cragrag.text.korean`: <개정 2014.3.11>, [본조신설 …]
+_NOTE_SPAN = re.compile(r"[<\[]([^<>\[\]]*)[>\]]")   # a bracketed run with no bracket inside: a note when it holds a date
+_NOTE_DATE = re.compile(r"\d{4}\s*[.ㆍ]")             # together, what `AMENDMENT_NOTE` (`cragrag.text.korean`) matches, in linear time
 _NOTE_TOKEN = re.compile(r"(삭\s*제|신\s*설|개\s*정)|" + DATE_RE.pattern)   # a kind, or a date (`cragrag.text.korean`)
 _NOTE_KIND = {"삭제": "deleted", "신설": "added", "개정": "amended"}   # 전문개정, 제목개정 → 개정; 본조신설 → 신설
-DELETED_PART = re.compile(rf"^\s*(?:[{CIRCLED_CLASS}]|\d+(?:의\d+)?\.|[가-하]\.|{ARTICLE_ID})?\s*[<(\[]?삭\s*제[>)\]]?\s*(<[^>]*>|\[[^\]]*\])?\s*$")
+_WS = re.compile(r"\s")
+DELETED_PART = re.compile(rf"^\s*(?:(?:[{CIRCLED_CLASS}]|\d+(?:의\d+)?\.|[가-하]\.|{ARTICLE_ID})\s*)?[<(\[]?삭\s*제[>)\]]?(?:\s*(<[^>]*>|\[[^\]]*\]))?\s*$")
 
 @dataclass
 class Amendments:
@@ -145,16 +147,19 @@ def amendment_notes(text: str) -> Amendments:
     "Parse the `<개정 …>`, `<신설 …>`, `[전문개정 …]`, `삭제 <…>` notes of `text` into dates."
     out = {"amended": set(), "added": set(), "deleted": set()}
     for line in text.split("\n"):
-        for note in _NOTE.finditer(line):
+        bare = None   # whether the line is a bare 삭제 line: matched at most once per line
+        for note in _NOTE_SPAN.finditer(line):
+            if not _NOTE_DATE.search(note.group(1)): continue
             kind = None
             for t in _NOTE_TOKEN.finditer(note.group(1)):
-                if t.group(1): kind = _NOTE_KIND[re.sub(r"\s", "", t.group(1))]; continue
-                (y, mo, d), k = date_parts(t), kind or ("deleted" if DELETED_PART.match(line) else None)
+                if t.group(1): kind = _NOTE_KIND[_WS.sub("", t.group(1))]; continue
+                if kind is None and bare is None: bare = DELETED_PART.match(line) is not None
+                (y, mo, d), k = date_parts(t), kind or ("deleted" if bare else None)
                 if k and d is not None: out[k].add(f"{int(y):04d}-{mo:02d}-{d:02d}")   # a note's dates are full dates
     return Amendments(*(sorted(out[k]) for k in ("amended", "added", "deleted")))
 
 # %% ../../nbs/indexing/03_documents.ipynb #ce5296b9
-_DELETED = re.compile(r"^\s*[<(]?삭\s*제[>)]?\s*(<[^>]*>|\[[^\]]*\])?\s*$")
+_DELETED = re.compile(r"^\s*[<(]?삭\s*제[>)]?(?:\s*(<[^>]*>|\[[^\]]*\]))?\s*$")   # no two \s* around the optional note (see DELETED_PART)
 
 class DeletedId(str):
     "The id of a deleted article, with the date of its 삭제 note (`.date`, None when it has none)."
@@ -174,9 +179,16 @@ def _chapter(stack: list[str]) -> str | None:
     "The chapter path as stored in chunks: '제4편 보험 > 제1장 통칙'."
     return " > ".join(stack) or None
 
+def _strip_note(text: str) -> str:
+    "`text` without a trailing `<…>` note and the spaces around it: `re.sub(r'\\s*<[^>]*>\\s*$', '', text)` in one pass."
+    body = text.rstrip()
+    if not body.endswith(">"): return text
+    j = body.find("<", body.rfind(">", 0, len(body) - 1) + 1)   # the first `<` after the `>` before the last one
+    return text if j < 0 else body[:j].rstrip()
+
 def _push_heading(stack: list[tuple[int, str]], level: int, text: str) -> list[tuple[int, str]]:
     "The heading path after a `#`–`####` heading: it closes its siblings and their children."
-    return [s for s in stack if s[0] < level] + [(level, re.sub(r"\s*<[^>]*>\s*$", "", text))]
+    return [s for s in stack if s[0] < level] + [(level, _strip_note(text))]
 
 # %% ../../nbs/indexing/03_documents.ipynb #232b4c84
 _LEGALIZE_ARTICLE = re.compile(rf"^({ARTICLE_ID})\s*(?:\((.*)\))?\s*$")
@@ -187,15 +199,17 @@ def _article_heading(level: int, text: str, stack: list[tuple[int, str]]) -> Art
     return Article(m.group(1), m.group(2), _chapter([t for _, t in stack]), []) if m else None
 
 # %% ../../nbs/indexing/03_documents.ipynb #bf4cb0a2
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")   # its text, right-stripped, is what `^(#{1,6})\s+(.*?)\s*$` captured
+
 def parse_legalize(body: str, title: str) -> tuple[list[Article], list[str]]:
     "Articles (and skipped deleted ids) of a legalize-kr markdown body."
     arts, deleted, stack, cur = [], [], [], None
     for raw in body.split("\n"):
-        h = re.match(r"^(#{1,6})\s+(.*?)\s*$", raw)
+        h = _HEADING.match(raw)
         if h is None:
             if cur is not None and raw.strip(): cur.lines.append(Line(_clean_md(raw)))
             continue
-        level, text = len(h.group(1)), h.group(2)
+        level, text = len(h.group(1)), h.group(2).rstrip()
         _finish(arts, deleted, cur)
         if cur := _article_heading(level, text, stack): continue
         if re.match(r"^부\s*칙", text): break            # addenda: not indexed
@@ -410,9 +424,10 @@ def _split_line(ln: Line, max_chars: int) -> list[Line]:
     parts = [p for p in CLAUSE_BREAK.split(ln.text) if p]
     out, cur = [], ""
     for p in parts:
-        while len(p) > max_chars:
+        if len(p) > max_chars:   # hard cuts: every whole slice but the last, which may still join what follows
             if cur: out.append(cur); cur = ""
-            out.append(p[:max_chars]); p = p[max_chars:]
+            n = (len(p) - 1) // max_chars * max_chars
+            out += [p[i:i + max_chars] for i in range(0, n, max_chars)]; p = p[n:]
         if cur and len(cur) + 1 + len(p) > max_chars: out.append(cur); cur = p
         else: cur = f"{cur} {p}" if cur else p
     if cur: out.append(cur)
@@ -421,13 +436,13 @@ def _split_line(ln: Line, max_chars: int) -> list[Line]:
 # %% ../../nbs/indexing/03_documents.ipynb #a6dfc360
 def _pack(units: list[_Piece], max_chars: int) -> list[_Piece]:
     "Consecutive units of the same kind and 항 merged while they fit in `max_chars` (the units are not changed)."
-    out = []
+    out, size = [], 0   # size: out[-1].size
     for u in units:
-        last = out[-1] if out else None
-        if (last and last.kind == u.kind and last.head == u.head
-                and last.size + 1 + u.size <= max_chars):
+        last, n = (out[-1] if out else None), u.size
+        if last and last.kind == u.kind and last.head == u.head and size + 1 + n <= max_chars:
             last.lines += u.lines; last.para += [p for p in u.para if p not in last.para]; last.items += u.items
-        else: out.append(_Piece(list(u.lines), u.kind, list(u.para), list(u.items), u.head))
+            size += 1 + n
+        else: out.append(_Piece(list(u.lines), u.kind, list(u.para), list(u.items), u.head)); size = n
     return out
 
 # %% ../../nbs/indexing/03_documents.ipynb #5a1d4f51
@@ -478,7 +493,7 @@ def _prefix(header: str, pc: _Piece) -> str:
 # %% ../../nbs/indexing/03_documents.ipynb #8642cf68
 _NS = uuid.UUID("6f1c2a4e-8b1d-4c55-9d0e-3c2b7a9e51aa")
 
-def _chunk(doc: Document, a: Article, part: int, pc: _Piece, prefix: str, seq: int) -> Chunk:
+def _chunk(doc: Document, a: Article, part: int, pc: _Piece, prefix: str, seq: int, amended_last: str | None) -> Chunk:
     "The `Chunk` of one piece, with its provenance and content-derived id."
     text = "\n".join(l.text for l in pc.lines)
     h = hashlib.sha256(f"{prefix}\n{text}".encode()).hexdigest()
@@ -489,7 +504,7 @@ def _chunk(doc: Document, a: Article, part: int, pc: _Piece, prefix: str, seq: i
                  page_range=(min(pages), max(pages)) if pages else None,
                  chunk_type=pc.kind, seq=seq, text=text, prefix=prefix, content_hash=h,
                  effective_date=doc.effective_date, source=doc.source,
-                 law_id=doc.law_id, revision=doc.revision, amended_last=a.amendments.last,
+                 law_id=doc.law_id, revision=doc.revision, amended_last=amended_last,
                  deleted=a.kind == "article" and all(DELETED_PART.match(l.text) for l in pc.lines))
 
 # %% ../../nbs/indexing/03_documents.ipynb #4e12c4c0
@@ -497,9 +512,9 @@ def chunk_document(doc: Document, max_chars: int = 400) -> list[Chunk]:
     "Article-aware chunks of a document, in reading order."
     chunks = []
     for a in doc.articles:
-        header = article_header(doc, a)
+        header, last = article_header(doc, a), a.amendments.last   # once per article, not once per chunk
         for part, pc in enumerate(split_article(a, max_chars)):
-            chunks.append(_chunk(doc, a, part, pc, _prefix(header, pc), len(chunks)))
+            chunks.append(_chunk(doc, a, part, pc, _prefix(header, pc), len(chunks), last))
     return chunks
 
 # %% ../../nbs/indexing/03_documents.ipynb #e2166536
