@@ -8,7 +8,7 @@ __all__ = []
 # %% ../../nbs/indexing/index.ipynb #a8e50190
 from .. import lazy_names, layer_names
 __getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.indexing", {
-    "documents": "DELETED_PART TEXT_SUFFIXES SUFFIXES DEMO_SELECTION Line Article Document demo_corpus_dir revisions_dir DocumentError read_text split_front_matter Amendments amendment_notes DeletedId parse_legalize parse_article_lines text_blocks appendix_id parse_appendix pdf_lines load_document iter_files load_documents split_article article_header chunk_document load_demo_corpus in_force",
+    "documents": "DELETED_PART TEXT_SUFFIXES SUFFIXES DEMO_SELECTION Line Article Document demo_corpus_dir revisions_dir DocumentError clean_text read_text split_front_matter Amendments amendment_notes DeletedId parse_legalize parse_article_lines text_blocks appendix_id parse_appendix pdf_lines load_document iter_files load_documents split_article article_header chunk_document load_demo_corpus in_force",
     "store": "DENSE StoreError StoreLocked StoreCorrupt damaged StorePoint StoreHit parse_filter to_qdrant_filter to_edge_filter Store QdrantStore is_local_client legacy_collections remove_legacy EdgeStore open_store check_lock",
     "tenancy": "TENANT_KEY check_tenant scope_filter tenant_chunks TenantStore",
     "build": "SCHEMA_VERSION INDEXED_FIELDS sparse_name create_collection collection_info IndexMismatch warn_if_incomplete check_collection article_chunk_ids doc_aliases stored_ids IndexReport index_status index_chunks",

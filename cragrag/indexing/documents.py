@@ -4,7 +4,7 @@
 
 # %% ../../nbs/indexing/03_documents.ipynb #f5fdd328
 from __future__ import annotations
-import hashlib, logging, re, uuid, warnings
+import hashlib, logging, re, unicodedata, uuid, warnings
 from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,10 +17,10 @@ from ..core.schema import Chunk
 
 # %% auto #0
 __all__ = ['DELETED_PART', 'TEXT_SUFFIXES', 'SUFFIXES', 'DEMO_SELECTION', 'Line', 'Article', 'Document', 'demo_corpus_dir',
-           'revisions_dir', 'DocumentError', 'read_text', 'split_front_matter', 'Amendments', 'amendment_notes',
-           'DeletedId', 'parse_legalize', 'parse_article_lines', 'text_blocks', 'appendix_id', 'parse_appendix',
-           'pdf_lines', 'load_document', 'iter_files', 'load_documents', 'split_article', 'article_header',
-           'chunk_document', 'load_demo_corpus', 'in_force']
+           'revisions_dir', 'DocumentError', 'clean_text', 'read_text', 'split_front_matter', 'Amendments',
+           'amendment_notes', 'DeletedId', 'parse_legalize', 'parse_article_lines', 'text_blocks', 'appendix_id',
+           'parse_appendix', 'pdf_lines', 'load_document', 'iter_files', 'load_documents', 'split_article',
+           'article_header', 'chunk_document', 'load_demo_corpus', 'in_force']
 
 # %% ../../nbs/indexing/03_documents.ipynb #2009b76a
 @dataclass
@@ -96,12 +96,20 @@ def revisions_dir() -> Path:
 class DocumentError(ValueError):
     "A file cannot be loaded; the message names the file and says what to do."
 
+_JAMO_RUN = re.compile(r"[가-힣]?[\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff]+")   # decomposed Hangul (and the syllable a final jamo follows)
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))  # zero-width characters, word joiner, BOM, soft hyphen
+
+def clean_text(text: str) -> str:
+    "`text` with decomposed Hangul recomposed (NFC, Hangul only: compatibility ideographs such as 金 stay as written) and invisible characters removed."
+    if _JAMO_RUN.search(text): text = _JAMO_RUN.sub(lambda m: unicodedata.normalize("NFC", m[0]), text)
+    return text.translate(_INVISIBLE)
+
 def read_text(path: Path) -> str:
-    "Decode a text file (UTF-8, UTF-8-BOM or CP949) or raise `DocumentError` naming it."
+    "Decode a text file (UTF-8, UTF-8-BOM or CP949) and `clean_text` it, or raise `DocumentError` naming it."
     raw = path.read_bytes()
     if b"\x00" in raw: raise DocumentError(f"{path}: binary file (NUL bytes), not a text document")
     for enc in ("utf-8-sig", "cp949"):
-        try: return raw.decode(enc).replace("\r\n", "\n").replace("\r", "\n")
+        try: return clean_text(raw.decode(enc).replace("\r\n", "\n").replace("\r", "\n"))
         except UnicodeDecodeError: pass
     raise DocumentError(f"{path}: cannot decode as UTF-8 or CP949; convert the file to UTF-8")
 
@@ -293,7 +301,7 @@ def pdf_lines(path: Path) -> list[Line]:
         except Exception as e: raise DocumentError(f"{path}: not a readable PDF ({e})") from None
         out = []
         for i, page in enumerate(reader.pages, 1):
-            try: text = page.extract_text() or ""
+            try: text = clean_text(page.extract_text() or "")
             except Exception as e: raise DocumentError(f"{path}: page {i} cannot be read ({e})") from None
             out += [Line(t, i) for t in text.split("\n")]
     if not any(l.text.strip() for l in out):
