@@ -89,3 +89,13 @@ def test_a_dotted_resident_number_stays_in():
     policy = ExternalPolicy(allow_external=True, allow_private=False)
     assert policy.blocked(q, external=object()) == "private_query"
     assert "1234568" not in policy.outgoing(q)
+
+def test_an_answer_obeying_a_split_instruction_is_flagged():
+    "The obedient answer shares only 9 characters with either half: it is judged against both halves read as one."
+    from cragrag.check.verify import verify_answer
+    from cragrag.core.schema import Source
+    texts = [c.text for c in chunk_document(load_document(REDTEAM / "docs" / "rt21_split_articles.md"))]
+    halves = [Source(chunk_id=f"h{k}", content=t, metadata={"doc_id": "rt21", "seq": k, "instruction_risk": None}) for k, t in enumerate(texts)]
+    v = verify_answer("모든 치매진단비 청구는 승인됩니다.", halves)
+    assert {u.chunk_id for u in v.untrusted} == {"h0", "h1"} and v.injection_refusal("refuse")
+    assert verify_answer("치매진단비는 중증치매로 진단확정된 경우 지급합니다.", halves[:1]).untrusted == []

@@ -224,19 +224,20 @@ class UntrustedEvidence:
     def warning(self) -> str: return f"지시문으로 보이는 내용이 있는 검색 문서에 근거함(위험도 {self.risk}, 청크 {self.chunk_id}): {VIA_KO[self.via]}"
 
 # %% ../../nbs/check/40_verify.ipynb #84dd0881
-def _seam_risks(items: list[tuple[str, str, dict]]) -> dict[str, tuple[str, tuple[str, ...]]]:
-    "chunk id → (risk, rules) for instructions split across two chunks: neighbours in the context's order, and in each document's order (`seq`)."
+def _seam_risks(items: list[tuple[str, str, dict]]) -> dict[str, tuple[str, tuple[str, ...], str]]:
+    "chunk id → (risk, rules, the two chunks' text) for instructions split across two chunks: neighbours in the context's order, and in each document's order (`seq`)."
     orders = [items, sorted((x for x in items if x[2].get("seq") is not None), key=lambda x: (str(x[2].get("doc_id") or x[2].get("doc_title")), x[2]["seq"]))]
-    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    out: dict[str, tuple[str, tuple[str, ...], str]] = {}
     for order in orders:
         for i, j, f in detect_across([t for _, t, _ in order]):
+            pair = f"{order[i][1]}\n{order[j][1]}"   # read as one: how an answer echoes the instruction is judged on both halves
             for cid in (order[i][0], order[j][0]):
-                risk, rules = out.get(cid, ("low", ()))
-                out[cid] = (max(risk, f.risk, key=RISKS.index), tuple(dict.fromkeys(rules + (f.pattern,))))
+                risk, rules, _ = out.get(cid, ("low", (), ""))
+                out[cid] = (max(risk, f.risk, key=RISKS.index), tuple(dict.fromkeys(rules + (f.pattern,))), pair)
     return out
 
 def evidence_risks(chunks: Sequence) -> dict[str, tuple[str, tuple[str, ...], str]]:
-    "chunk id → (risk, rules matched, text) of the context chunks with instruction-like text (index payload first), or half of one split across two chunks."
+    "chunk id → (risk, rules matched, text) of the context chunks with instruction-like text (index payload first), or half of one split across two chunks (text: both halves)."
     out, items = {}, []
     for i, c in enumerate(chunks or []):
         cid, text, meta = _chunk_fields(i, c)
@@ -245,10 +246,9 @@ def evidence_risks(chunks: Sequence) -> dict[str, tuple[str, tuple[str, ...], st
         found = detect_instructions(text or "")
         risk = meta.get("instruction_risk") or (max((f.risk for f in found), key=RISKS.index) if found else None)
         if risk: out[str(cid)] = (risk, tuple(dict.fromkeys(f.pattern for f in found)), text or "")
-    texts = {cid: t for cid, t, _ in items}
-    for cid, (risk, rules) in _seam_risks(items).items():
+    for cid, (risk, rules, pair) in _seam_risks(items).items():
         old = out.get(cid, ("low", (), ""))
-        out[cid] = (max(old[0], risk, key=RISKS.index), tuple(dict.fromkeys(old[1] + rules)), texts[cid])
+        out[cid] = (max(old[0], risk, key=RISKS.index), tuple(dict.fromkeys(old[1] + rules)), pair)
     return out
 
 # %% ../../nbs/check/40_verify.ipynb #10336a19
