@@ -15,9 +15,9 @@ from ..text.injection import instruction_risk
 from .refgraph import chunk_edges_payload, document_aliases
 
 # %% auto #0
-__all__ = ['DENSE', 'SCHEMA_VERSION', 'INDEXED_FIELDS', 'sparse_name', 'create_collection', 'collection_info', 'IndexMismatch',
-           'warn_if_incomplete', 'check_collection', 'article_chunk_ids', 'doc_aliases', 'stored_ids', 'IndexReport',
-           'index_status', 'index_chunks']
+__all__ = ['DENSE', 'SCHEMA_VERSION', 'INDEXED_FIELDS', 'TENANT_AVGDL', 'sparse_name', 'create_collection', 'collection_info',
+           'IndexMismatch', 'warn_if_incomplete', 'check_collection', 'article_chunk_ids', 'doc_aliases',
+           'tenant_encoder', 'stored_ids', 'IndexReport', 'index_status', 'index_chunks']
 
 # %% ../../nbs/indexing/22_indexing.ipynb #a800a3c6
 DENSE = "dense"
@@ -74,12 +74,13 @@ def check_collection(info: dict | None, embedder: Embedder, sparse: SparseEncode
     if warn_incomplete: warn_if_incomplete(info, collection)
 
 # %% ../../nbs/indexing/22_indexing.ipynb #74c62f76
-def _open_collection(store: Store, chunks: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder) -> dict:
+def _open_collection(store: Store, chunks: Sequence[Chunk], embedder: Embedder, sparse: SparseEncoder,
+                     tenant: str | None = None) -> dict:   # whose chunks: a tenant's run leaves the collection's avgdl alone
     "cragrag's record of the collection (created if missing), after checking the models and settling BM25's `avgdl`."
     info = collection_info(store)
     check_collection(info, embedder, sparse, store.collection, warn_incomplete=False)
     if info is None: info = create_collection(store, embedder, sparse)
-    if getattr(sparse, "avgdl", 0) is None:  # BM25 needs avgdl: the collection's, or measured now and recorded
+    if tenant is None and getattr(sparse, "avgdl", 0) is None:  # BM25 needs avgdl: the collection's, or measured now and recorded
         if info.get("avgdl"): sparse.avgdl = info["avgdl"]
         else:
             sparse.fit([c.embed_text for c in chunks])
@@ -121,6 +122,22 @@ def _write_batch(store: Store, batch: Sequence[Chunk], embedder: Embedder, spars
                                                 "ref_edges": chunk_edges_payload(c, (aliases or {}).get(c.doc_id))})   # its references (cragrag.indexing.refgraph)
                   for c, d, s in zip(batch, dense, sparse.encode_documents(texts))])
     return len(cache) - before
+
+# %% ../../nbs/indexing/22_indexing.ipynb #fe7439fc
+TENANT_AVGDL = "tenant_avgdl"   # the record's {tenant: avgdl}
+
+def tenant_encoder(store: Store, sparse: SparseEncoder, tenant: str, chunks: Sequence[Chunk]) -> SparseEncoder:
+    "`sparse` with `tenant`'s own BM25 `avgdl`: the recorded one, else measured on `chunks` now and recorded."
+    if not hasattr(sparse, "with_avgdl"): return sparse     # no corpus statistic in its weights
+    rec = store.record() or {}
+    known = (rec.get(TENANT_AVGDL) or {}).get(tenant)
+    if known: return sparse.with_avgdl(known)
+    if rec.get("avgdl") and store.count({"tenant": tenant}): own = sparse.with_avgdl(rec["avgdl"])   # weighed the old way: keep it
+    else: own = sparse.with_avgdl(None).fit([c.embed_text for c in chunks])
+    if own.avgdl is not None:
+        rec = store.record() or {}                              # read back: entries written meanwhile are kept
+        store.write_record({**rec, TENANT_AVGDL: {**(rec.get(TENANT_AVGDL) or {}), tenant: own.avgdl}})
+    return own
 
 # %% ../../nbs/indexing/22_indexing.ipynb #45764955
 def stored_ids(store: Store, doc_ids: Sequence[str],
@@ -203,9 +220,11 @@ def index_chunks(store: Store, chunks: Sequence[Chunk], embedder: Embedder, spar
     "Upsert `chunks` (grouped by document) into the store's collection, writing only what changed."
     t0, rep = time.perf_counter(), IndexReport(documents=len({c.doc_id for c in chunks}), chunks=len(chunks))
     if len({c.chunk_id for c in chunks}) != len(chunks): raise ValueError("duplicate chunk ids: the same document is given twice")
-    _open_collection(store, chunks, embedder, sparse)
+    owner = (payload or {}).get("tenant") or getattr(store, "tenant", None)    # a tenant's run: its own avgdl
+    _open_collection(store, chunks, embedder, sparse, owner)
+    if owner is not None: sparse = tenant_encoder(store, sparse, owner, chunks)
     doc_ids = sorted({c.doc_id for c in chunks})
-    stored = stored_ids(store, doc_ids, (payload or {}).get("tenant")) if chunks else {}   # this owner's chunks only
+    stored = stored_ids(store, doc_ids, owner) if chunks else {}   # this owner's chunks only
     todo = [c for c in chunks if c.chunk_id not in stored]
     art_ids, rep.unchanged = article_chunk_ids(chunks), len(chunks) - len(todo)
     if todo or set(stored) - {c.chunk_id for c in chunks}: _start_run(store, doc_ids)

@@ -14,9 +14,9 @@ from fastcore.basics import patch
 from ..models.sparse import SparseVec
 
 # %% auto #0
-__all__ = ['DENSE', 'StoreError', 'StoreLocked', 'StoreCorrupt', 'damaged', 'StorePoint', 'StoreHit', 'parse_filter',
-           'to_qdrant_filter', 'to_edge_filter', 'Store', 'QdrantStore', 'is_local_client', 'legacy_collections',
-           'remove_legacy', 'EdgeStore', 'open_store', 'check_lock']
+__all__ = ['DENSE', 'IDF_CORPUS_SINCE', 'StoreError', 'StoreLocked', 'StoreCorrupt', 'damaged', 'StorePoint', 'StoreHit',
+           'parse_filter', 'to_qdrant_filter', 'to_edge_filter', 'Store', 'QdrantStore', 'is_local_client',
+           'check_idf_corpus', 'legacy_collections', 'remove_legacy', 'EdgeStore', 'open_store', 'check_lock']
 
 # %% ../../nbs/indexing/15_store.ipynb #5eb87df3
 class StoreError(RuntimeError):
@@ -131,7 +131,8 @@ class Store(Protocol):
     def scroll(self, filter: dict | None = None, fields: Sequence[str] | None = None, batch: int = 1024) -> Iterator[tuple[str, dict]]: ...
     def retrieve(self, ids: Sequence[str], with_vectors: bool = False) -> list[StoreHit]: ...
     def hybrid(self, dense, sparse: SparseVec | None, dense_limit: int, sparse_limit: int, limit: int, rrf_k: int,
-               filter: dict | None = None, with_vectors: bool = True) -> list[StoreHit]: ...
+               filter: dict | None = None, with_vectors: bool = True,
+               idf_corpus: dict | None = None) -> list[StoreHit]: ...   # the points the sparse IDF counts (None: all)
     def dense(self, vector, limit: int, filter: dict | None = None, with_vectors: bool = True) -> list[StoreHit]: ...
     def optimize(self) -> None: ...
     def close(self) -> None: ...
@@ -146,6 +147,7 @@ class QdrantStore:
         return not is_local_client(self.client)
     def __init__(self, client, collection: str, owns_client: bool = False):
         self.client, self.collection, self.owns_client, self._sparse = client, collection, owns_client, None
+        self._sparse_idf, self._corpus_ok = None, False   # the sparse vector's IDF modifier; the server can scope IDF (checked once)
     def __repr__(self): return f"QdrantStore({self.collection!r})"
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
@@ -177,13 +179,13 @@ def _qdrant_create(self: QdrantStore, dense_dim: int, sparse_name: str, idf: boo
         sparse_vectors_config={sparse_name: models.SparseVectorParams(modifier=models.Modifier.IDF if idf else None)})
     if not is_local_client(self.client):
         for f, kind in indexes.items(): self.client.create_payload_index(self.collection, f, models.PayloadSchemaType(kind))
-    self._sparse = sparse_name
+    self._sparse, self._sparse_idf = sparse_name, bool(idf)
 
 # %% ../../nbs/indexing/15_store.ipynb #076679fc
 @patch(nm="drop")
 def _qdrant_drop(self: QdrantStore) -> None:
     "Delete the collection (and so its record); nothing if it does not exist."
-    self.client.delete_collection(self.collection); self._sparse = None
+    self.client.delete_collection(self.collection); self._sparse = self._sparse_idf = None
 
 # %% ../../nbs/indexing/15_store.ipynb #32252b53
 @patch(nm="record")
@@ -274,17 +276,46 @@ def _qdrant_retrieve(self: QdrantStore, ids: Sequence[str], with_vectors: bool =
     got = self.client.retrieve(self.collection, list(ids), with_payload=True, with_vectors=self._vectors(with_vectors))
     return _in_order(ids, [_hit(p.id, 0.0, p.payload, p.vector, self.sparse_name) for p in got])
 
+# %% ../../nbs/indexing/15_store.ipynb #e6b2222f
+IDF_CORPUS_SINCE = (1, 19)   # the first Qdrant that computes IDF over a corpus filter (`SearchParams.idf`)
+
+def check_idf_corpus(version: str, where: str = "the Qdrant server") -> None:
+    "A `StoreError` unless Qdrant `version` computes IDF over a corpus filter."
+    got = tuple(int(x) for x in re.findall(r"\d+", version or "")[:2])
+    if got < IDF_CORPUS_SINCE:
+        raise StoreError(f"{where} runs Qdrant {version or '(unknown version)'}, which computes BM25's IDF over the whole collection; "
+                         f"tenant-scoped keyword search needs Qdrant >= {'.'.join(map(str, IDF_CORPUS_SINCE))}: upgrade the server")
+
+@patch(as_prop=True, nm="sparse_idf")
+def _qdrant_sparse_idf(self: QdrantStore) -> bool:
+    "Whether the engine weighs the sparse vector by IDF (`Modifier.IDF`), read from the collection's config."
+    if self._sparse_idf is None:
+        from qdrant_client import models
+        params = (self.client.get_collection(self.collection).config.params.sparse_vectors or {}).get(self.sparse_name)
+        self._sparse_idf = getattr(params, "modifier", None) == models.Modifier.IDF
+    return self._sparse_idf
+
+@patch(nm="_idf_params")
+def _qdrant_idf_params(self: QdrantStore, idf_corpus: dict | None):
+    "`SearchParams` that make the sparse IDF count only the points matching `idf_corpus`; None without a corpus (the collection's IDF)."
+    from qdrant_client import models
+    if not idf_corpus or not self.sparse_idf: return None
+    if not self._corpus_ok:
+        if not is_local_client(self.client): check_idf_corpus(self.client.info().version)
+        self._corpus_ok = True
+    return models.SearchParams(idf=models.IdfCorpusParams(corpus=to_qdrant_filter(idf_corpus)))
+
 # %% ../../nbs/indexing/15_store.ipynb #22c2045f
 @patch(nm="hybrid")
 def _qdrant_hybrid(self: QdrantStore, dense, sparse: SparseVec | None, dense_limit: int, sparse_limit: int, limit: int, rrf_k: int,
-                   filter: dict | None = None, with_vectors: bool = True) -> list[StoreHit]:
-    "Dense and sparse prefetches fused by RRF(k=`rrf_k`): the best `limit` points."
+                   filter: dict | None = None, with_vectors: bool = True, idf_corpus: dict | None = None) -> list[StoreHit]:
+    "Dense and sparse prefetches fused by RRF(k=`rrf_k`): the best `limit` points (the sparse IDF over `idf_corpus`, None: all)."
     from qdrant_client import models
     flt = to_qdrant_filter(filter)
     pre = [models.Prefetch(query=np.asarray(dense, np.float32).tolist(), using=DENSE, limit=dense_limit, filter=flt)]
     if sparse is not None and len(sparse.indices):
         pre.append(models.Prefetch(query=models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
-                                   using=self.sparse_name, limit=sparse_limit, filter=flt))
+                                   using=self.sparse_name, limit=sparse_limit, filter=flt, params=self._idf_params(idf_corpus)))
     res = self.client.query_points(self.collection, prefetch=pre, query=models.RrfQuery(rrf=models.Rrf(k=rrf_k)), query_filter=flt,
                                    limit=limit + _TIE_SLACK, with_payload=True, with_vectors=self._vectors(with_vectors)).points
     return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
@@ -298,13 +329,14 @@ def _qdrant_dense(self: QdrantStore, vector, limit: int, filter: dict | None = N
     return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
 
 @patch(nm="sparse")
-def _qdrant_sparse(self: QdrantStore, vector: SparseVec, limit: int, filter: dict | None = None, with_vectors: bool = False) -> list[StoreHit]:
-    "The `limit` points with the highest sparse (BM25) score for `vector` alone."
+def _qdrant_sparse(self: QdrantStore, vector: SparseVec, limit: int, filter: dict | None = None, with_vectors: bool = False,
+                   idf_corpus: dict | None = None) -> list[StoreHit]:
+    "The `limit` points with the highest sparse (BM25) score for `vector` alone (IDF over `idf_corpus`, None: all)."
     from qdrant_client import models
     if not len(vector.indices): return []
     res = self.client.query_points(self.collection, query=models.SparseVector(indices=list(vector.indices), values=list(vector.values)),
                                    using=self.sparse_name, limit=limit + _TIE_SLACK, query_filter=to_qdrant_filter(filter),
-                                   with_payload=True, with_vectors=self._vectors(with_vectors)).points
+                                   search_params=self._idf_params(idf_corpus), with_payload=True, with_vectors=self._vectors(with_vectors)).points
     return _ranked([_hit(p.id, p.score, p.payload, p.vector, self.sparse_name) for p in res], limit)
 
 # %% ../../nbs/indexing/15_store.ipynb #c9b00ab7
@@ -368,6 +400,7 @@ class EdgeStore:
     def __init__(self, path, collection: str, recreate: bool = False):
         if not _NAME.match(collection): raise StoreError(f"collection name {collection!r}: use letters, digits, '_' and '-'")
         self.path, self.collection, self._shard, self._sparse, self._fd = Path(path), collection, None, None, None
+        self._sparse_idf = None   # whether the sparse vector has the IDF modifier (read from the shard's config once)
         self.dir, self.record_path = self.path / collection, self.path / f"{collection}.record.json"
         if not recreate and collection in legacy_collections(self.path):
             raise StoreError(f"{self.path} was built by an earlier cragrag (qdrant-client local mode); rebuild it: cragrag index --recreate")
@@ -487,14 +520,14 @@ def create(self: EdgeStore, dense_dim: int, sparse_name: str, idf: bool, indexes
                         sparse_vectors={sparse_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if idf else None)})
     shard = qe.EdgeShard.create(str(self.dir), cfg)
     for f, kind in indexes.items(): shard.update(qe.UpdateOperation.create_field_index(f, getattr(qe.PayloadSchemaType, kind.capitalize())))
-    self._shard, self._sparse = shard, sparse_name
+    self._shard, self._sparse, self._sparse_idf = shard, sparse_name, bool(idf)
 
 # %% ../../nbs/indexing/15_store.ipynb #7838fb0c
 @patch
 def drop(self: EdgeStore) -> None:
     "Delete the record, the shard, and an earlier cragrag's files of this collection; the store stays open and locked."
     if self._shard is not None: self._shard.close()
-    self._shard = self._sparse = None
+    self._shard = self._sparse = self._sparse_idf = None
     self.record_path.unlink(missing_ok=True)
     if self._is_shard(): shutil.rmtree(self.dir)
     remove_legacy(self.path, self.collection)
@@ -525,6 +558,22 @@ def sparse_name(self: EdgeStore) -> str:
         if len(names) != 1: raise StoreError(f"collection {self.collection!r} in {self.path} has sparse vectors {names}; cragrag expects one")
         self._sparse = names[0]
     return self._sparse
+
+# %% ../../nbs/indexing/15_store.ipynb #6a9c2744
+@patch(as_prop=True)
+def sparse_idf(self: EdgeStore) -> bool:
+    "Whether the engine weighs the sparse vector by IDF (`Modifier.Idf`), read from the shard's config."
+    if self._sparse_idf is None:
+        cfg = json.loads((self.dir / "edge_config.json").read_text()).get("sparse_vectors") or {}
+        self._sparse_idf = (cfg.get(self.sparse_name) or {}).get("modifier") == "idf"
+    return self._sparse_idf
+
+@patch
+def _idf_params(self: EdgeStore, idf_corpus: dict | None):
+    "`SearchParams` that make the sparse IDF count only the points matching `idf_corpus`; None without a corpus (the shard's IDF)."
+    import qdrant_edge as qe
+    if not idf_corpus or not self.sparse_idf: return None
+    return qe.SearchParams(idf=qe.IdfParams(corpus=to_edge_filter(idf_corpus)))
 
 # %% ../../nbs/indexing/15_store.ipynb #e7bad42d
 @patch
@@ -592,13 +641,13 @@ def retrieve(self: EdgeStore, ids: Sequence[str], with_vectors: bool = False) ->
 # %% ../../nbs/indexing/15_store.ipynb #e9ece546
 @patch
 def hybrid(self: EdgeStore, dense, sparse: SparseVec | None, dense_limit: int, sparse_limit: int, limit: int, rrf_k: int,
-           filter: dict | None = None, with_vectors: bool = True) -> list[StoreHit]:
-    "Dense and sparse prefetches fused by RRF(k=`rrf_k`): the best `limit` points."
+           filter: dict | None = None, with_vectors: bool = True, idf_corpus: dict | None = None) -> list[StoreHit]:
+    "Dense and sparse prefetches fused by RRF(k=`rrf_k`): the best `limit` points (the sparse IDF over `idf_corpus`, None: all)."
     import qdrant_edge as qe
     flt = to_edge_filter(filter)
     pre = [qe.Prefetch(limit=dense_limit, filter=flt, query=qe.Query.Nearest(np.asarray(dense, np.float32).tolist(), using=DENSE))]
     if sparse is not None and len(sparse.indices):
-        pre.append(qe.Prefetch(limit=sparse_limit, filter=flt,
+        pre.append(qe.Prefetch(limit=sparse_limit, filter=flt, params=self._idf_params(idf_corpus),
                                query=qe.Query.Nearest(qe.SparseVector(list(sparse.indices), list(sparse.values)), using=self.sparse_name)))
     n = limit + _TIE_SLACK
     req = lambda full: qe.QueryRequest(limit=n, prefetches=pre, query=qe.Fusion.Rrf(k=rrf_k), filter=flt,
@@ -615,13 +664,14 @@ def dense(self: EdgeStore, vector, limit: int, filter: dict | None = None, with_
     return _ranked(_query_hits(self, req, n, with_vectors), limit)
 
 @patch
-def sparse(self: EdgeStore, vector: SparseVec, limit: int, filter: dict | None = None, with_vectors: bool = False) -> list[StoreHit]:
-    "The `limit` points with the highest sparse (BM25) score for `vector` alone."
+def sparse(self: EdgeStore, vector: SparseVec, limit: int, filter: dict | None = None, with_vectors: bool = False,
+           idf_corpus: dict | None = None) -> list[StoreHit]:
+    "The `limit` points with the highest sparse (BM25) score for `vector` alone (IDF over `idf_corpus`, None: all)."
     import qdrant_edge as qe
     if not len(vector.indices): return []
-    n, flt = limit + _TIE_SLACK, to_edge_filter(filter)
+    n, flt, params = limit + _TIE_SLACK, to_edge_filter(filter), self._idf_params(idf_corpus)
     q = qe.Query.Nearest(qe.SparseVector(list(vector.indices), list(vector.values)), using=self.sparse_name)
-    req = lambda full: qe.QueryRequest(limit=n, query=q, filter=flt, with_payload=full, with_vector=bool(with_vectors) and full)
+    req = lambda full: qe.QueryRequest(limit=n, query=q, filter=flt, params=params, with_payload=full, with_vector=bool(with_vectors) and full)
     return _ranked(_query_hits(self, req, n, with_vectors), limit)
 
 # %% ../../nbs/indexing/15_store.ipynb #fa93aeea
@@ -635,7 +685,7 @@ def hybrid_batch(self: QdrantStore, requests: Sequence[dict]) -> list[list[Store
         pre = [models.Prefetch(query=np.asarray(r["dense"], np.float32).tolist(), using=DENSE, limit=r["dense_limit"], filter=flt)]
         if sp is not None and len(sp.indices):
             pre.append(models.Prefetch(query=models.SparseVector(indices=list(sp.indices), values=list(sp.values)),
-                                       using=self.sparse_name, limit=r["sparse_limit"], filter=flt))
+                                       using=self.sparse_name, limit=r["sparse_limit"], filter=flt, params=self._idf_params(r.get("idf_corpus"))))
         reqs.append(models.QueryRequest(prefetch=pre, query=models.RrfQuery(rrf=models.Rrf(k=r["rrf_k"])), filter=flt,
                                         limit=r["limit"] + _TIE_SLACK, with_payload=True,
                                         with_vector=self._vectors(r.get("with_vectors", True))))
@@ -652,7 +702,7 @@ def hybrid_batch(self: EdgeStore, requests: Sequence[dict]) -> list[list[StoreHi
         flt, sp = to_edge_filter(r.get("filter")), r["sparse"]
         pre = [qe.Prefetch(limit=r["dense_limit"], filter=flt, query=qe.Query.Nearest(np.asarray(r["dense"], np.float32).tolist(), using=DENSE))]
         if sp is not None and len(sp.indices):
-            pre.append(qe.Prefetch(limit=r["sparse_limit"], filter=flt,
+            pre.append(qe.Prefetch(limit=r["sparse_limit"], filter=flt, params=self._idf_params(r.get("idf_corpus")),
                                    query=qe.Query.Nearest(qe.SparseVector(list(sp.indices), list(sp.values)), using=self.sparse_name)))
         reqs.append(qe.QueryRequest(limit=r["limit"] + _TIE_SLACK, prefetches=pre, query=qe.Fusion.Rrf(k=r["rrf_k"]), filter=flt,
                                     with_payload=True, with_vector=bool(r.get("with_vectors", True))))
