@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Iterable
 from fastcore.basics import patch
+from enum import Enum
 from pydantic import BaseModel
 from ..core.config import Settings, load_settings
 from ..indexing.documents import Document, chunk_document, load_demo_corpus, load_documents
@@ -392,16 +393,25 @@ _ID_FIELDS = frozenset({"trace_id", "chunk_id", "doc_id", "article_id", "content
                         "article_chunks", "effective_date", "revision"})   # identifiers, never free text
 
 def _mask_tree(x, key: str | None = None):
-    "`x` with personal data masked in every string, the `_ID_FIELDS` left as they are."
-    if key in _ID_FIELDS: return x
-    if isinstance(x, str): return mask_pii(x)
-    if isinstance(x, dict): return {k: _mask_tree(v, k) for k, v in x.items()}
-    if isinstance(x, list): return [_mask_tree(v, key) for v in x]
+    "`x` with personal data masked in every string (models, dicts, lists, tuples walked; `_ID_FIELDS` and enums as they are); unchanged parts are the same objects."
+    if key in _ID_FIELDS or isinstance(x, Enum): return x
+    if isinstance(x, str): return x if (m := mask_pii(x)) == x else m
+    if isinstance(x, BaseModel):
+        new = {k: _mask_tree(getattr(x, k), k) for k in type(x).model_fields}
+        changed = {k: v for k, v in new.items() if v is not getattr(x, k)}
+        return x.model_copy(update=changed) if changed else x
+    if isinstance(x, dict):
+        new = {k: _mask_tree(v, k) for k, v in x.items()}
+        return new if any(new[k] is not x[k] for k in x) else x
+    if isinstance(x, (list, tuple)):
+        new = [_mask_tree(v, key) for v in x]
+        return type(x)(new) if any(a is not b for a, b in zip(new, x)) else x
     return x
 
 def mask_response(res: BaseModel) -> BaseModel:
-    "A copy of a `/retrieve` or `/answer` response with personal data masked in every text field (identifiers kept)."
-    return type(res).model_validate(_mask_tree(res.model_dump(mode="json")))
+    "A copy of a `/retrieve` or `/answer` response with personal data masked in every text field (identifiers kept; what the library keeps for itself, such as `ref_edges`, kept too)."
+    return _mask_tree(res)
+
 
 # %% ../../nbs/answering/80_pipeline.ipynb #a40ebacf
 class Pipeline(Components):
