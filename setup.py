@@ -32,7 +32,7 @@ dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 # Extras beyond nbdev's template: the production model stack and the HTTP server.
 # FlagEmbedding 1.4.2 needs transformers 4.x (5.x fails to import); install torch==2.13.0 first for a CPU build.
 bge_requirements = ['FlagEmbedding==1.4.2', 'transformers>=4.44.2,<5', 'sentence-transformers<6', 'datasets<5', 'torch']
-server_requirements = ['fastapi>=0.110', 'uvicorn>=0.27', 'httpx>=0.27', 'fastapi-offline>=1.7']   # fastapi-offline: Swagger UI and ReDoc assets served locally (no CDN)
+server_requirements = ['fastapi>=0.110', 'uvicorn>=0.27', 'httpx>=0.27', 'fastapi-offline>=1.7', 'fonttools>=4.40', 'brotli>=1.1']   # fastapi-offline: Swagger UI and ReDoc assets served locally (no CDN); fonttools + brotli: the question page's Korean font, cut and compressed (woff2)
 langgraph_requirements = ['langgraph>=0.2']   # the course graph built from cragrag's nodes (optional)
 # bench/peers.py only: the retrieval stacks cragrag is measured against (never imported by the package)
 peers_requirements = ['langchain-community>=0.4', 'langchain-classic>=1.0', 'langchain-qdrant>=1.1', 'rank_bm25>=0.2.2',

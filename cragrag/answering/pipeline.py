@@ -435,10 +435,11 @@ class Pipeline(Components):
                trace_id: str | None = None,
                answer_mode: str | None = None,   # "gate" | "sufficiency"; None: `settings.answer_mode`
                include_ledger: bool = False,     # sufficiency mode: return the ledger's evidence in `evidence`
+               explain: bool = False,            # add `explain`: the gate's lines and best score, the attempts, where each claim is supported
                **switches                        # per-request `AnswerOptions` (grounded_answer, multi_query, flare, guardrails, crag_mode, self_rag_strict); None: the setting
                ) -> AnswerResponse:
         "Stages [1]-[4]: run `answer_stages`; the `/answer` response and one trace record."
-        from cragrag.answering.stages import AnswerOptions, AnswerState, answer_response, run_stages, trace_record
+        from cragrag.answering.stages import AnswerOptions, AnswerState, answer_response, explain_block, run_stages, trace_record
         mode = answer_mode or self.settings.answer_mode
         if mode not in ("gate", "sufficiency"): raise ValueError(f"answer_mode must be 'gate' or 'sufficiency', not {mode!r}")
         st = AnswerState(validate_query(query, self.settings.max_query_chars), trace_id or uuid.uuid4().hex, top_k, filters,
@@ -449,7 +450,9 @@ class Pipeline(Components):
         if load_ms: st.timings["load_ms"] = load_ms
         res = answer_response(st, self.llm.name, load_ms)
         self._record(trace_record(st, res, self.gate_settings))
-        return mask_response(res) if self.settings.mask_pii else res
+        res = mask_response(res) if self.settings.mask_pii else res
+        if explain: res.explain = explain_block(st, res, self.gate_settings, self.gate_source)   # on what leaves: offsets into masked text
+        return res
 
 # %% ../../nbs/answering/80_pipeline.ipynb #8709ed86
 @patch

@@ -16,7 +16,7 @@ from ..core.clock import checkpoint, time_left
 from ..models.prompts import PROMPTS, calc_context_budget, truncate_context
 from ..retrieval.routing import Router, classify_query
 from ..core.schema import AnswerResponse, RiskLevel, RouteResult, Source, Verification
-from ..check.verify import VerificationResult, verify_answer
+from ..check.verify import VerificationResult, support_span, verify_answer
 from ..check.guardrails import Checks, HarmfulContentFilter
 from ..decide.sufficiency.loop import SufficiencyOutcome
 from ..decide.threeway import CorrectiveResult, ExternalSource
@@ -43,11 +43,11 @@ from ..text.korean import with_particle
 
 
 # %% auto #0
-__all__ = ['ANSWER_STAGES', 'Refusal', 'refusal_of', 'AnswerOptions', 'Services', 'Generation', 'Guard', 'AnswerState', 'options',
-           'route', 'searcher', 'crag_loop', 'crag', 'three_way', 'crag_three_way', 'sufficiency', 'missing_note',
-           'lookup_context', 'generate', 'generate_grounded', 'generate_flare', 'verify', 'critique', 'self_rag',
-           'relevance', 'guard', 'Stage', 'run_stages', 'contract_of', 'refusal_text', 'answer_response',
-           'trace_record']
+__all__ = ['ANSWER_STAGES', 'REFUSAL_KO', 'Refusal', 'refusal_of', 'AnswerOptions', 'Services', 'Generation', 'Guard',
+           'AnswerState', 'options', 'route', 'searcher', 'crag_loop', 'crag', 'three_way', 'crag_three_way',
+           'sufficiency', 'missing_note', 'lookup_context', 'generate', 'generate_grounded', 'generate_flare', 'verify',
+           'critique', 'self_rag', 'relevance', 'guard', 'Stage', 'run_stages', 'contract_of', 'refusal_text',
+           'answer_response', 'trace_record', 'refusal_message', 'explain_block']
 
 # %% ../../nbs/answering/79_answer_path.ipynb #05b77008
 class Refusal(Exception):
@@ -552,3 +552,45 @@ def trace_record(st: AnswerState, res: AnswerResponse, settings) -> dict:
                sources=_source_rows(res.sources),
                answer={"is_refusal": res.is_refusal, "refusal_reason": res.refusal_reason, "generator": res.generator, "chars": len(res.answer)})
     return rec
+
+# %% ../../nbs/answering/79_answer_path.ipynb #aabebdba
+REFUSAL_KO = {   # a refusal's reason, as the question page says it
+    "no_topic": "색인된 문서에서 이 질문을 다루는 조문을 찾지 못했습니다. 가장 가까운 조문도 거절선 아래였습니다.",
+    "vocabulary_gap": "관련 조문이 있을 수 있지만, 질문의 말과 법령의 용어가 달라 충분히 가까운 조문을 찾지 못했습니다.",
+    "no_sources": "검색 결과가 없습니다.",
+    "law_not_indexed": "질문이 가리키는 법령이 색인에 없습니다. 그 법령을 색인하면 물어볼 수 있습니다.",
+    "retries_exhausted": "질문을 법령 용어로 고쳐 다시 찾아보았지만, 정해진 횟수 안에 충분히 가까운 조문을 찾지 못했습니다.",
+    "no_rewrite": "질문을 법령 용어로 고쳐 쓸 방법이 없어 더 찾지 않았습니다.",
+    "no_progress": "고쳐 쓴 질문이 이미 찾아본 것과 같아 더 찾지 않았습니다.",
+    "rewrite_error": "질문을 고쳐 쓰는 모델이 응답하지 않아 멈췄습니다.",
+    "empty_index": "색인된 문서가 없습니다. 먼저 문서를 색인하세요.",
+    "untrusted_instruction": "근거 문서에 모델을 향한 지시문으로 보이는 내용이 있어 답하지 않았습니다.",
+    "not_grounded": "쓴 답이 근거 조문으로 뒷받침되지 않아 내보내지 않았습니다.",
+    "generator_not_found": "답을 쓸 모델을 찾지 못했습니다.",
+    "deadline": "정해진 시간 안에 답을 마치지 못했습니다.",
+    "insufficient_unanswerable": "질문에 답하는 데 필요한 근거가 색인된 문서에 없습니다.",
+    "insufficient_ambiguous": "질문이 여러 뜻으로 읽혀, 어느 것을 묻는지 정해야 답할 수 있습니다.",
+    "insufficient_contradictory": "근거 조문끼리 서로 맞지 않아 답하지 않았습니다.",
+}
+
+def refusal_message(code: str | None) -> str:
+    "A refusal's reason in plain Korean (a model's failure, `llm_*`, in one sentence; an unknown code said as such)."
+    if not code: return ""
+    if code.startswith("llm_"): return "답을 쓰는 모델에 연결하지 못했거나 모델이 제대로 답하지 않았습니다."
+    return REFUSAL_KO.get(code, f"답하지 않았습니다({code}).")
+
+def explain_block(st: AnswerState, res: AnswerResponse, gate, source: str | None = None) -> dict:
+    "The gate (`gate`: the settings with its thresholds; `source`: where they come from), the attempts, where each claim is supported, the refusal in words."
+    scores = [s.rerank_score for s in res.sources if s.rerank_score is not None]
+    final = st.crag.final.gate if st.crag and st.crag.attempts else None
+    best = final.top_score if final else (max(scores) if scores else None)
+    decision = final.decision.value if final else (st.sufficiency.verdict.verdict if st.sufficiency else None)
+    text = {s.chunk_id: s.content for s in res.sources}
+    marks = [{"claim": i, "chunk_id": cid, "start": sp[0], "end": sp[1]} for i, c in enumerate(res.citations)
+             for cid in c.supported_by_chunks if cid in text and (sp := support_span(c.claim, text[cid]))]
+    return {"gate": {"pass_threshold": gate.crag_score_threshold, "refuse_threshold": gate.crag_abort_threshold,
+                     "best_score": None if best is None else round(best, 4), "decision": decision, "source": source},
+            "attempts": [{"query": a.query, "best_score": None if a.gate.top_score is None else round(a.gate.top_score, 4),
+                          "decision": a.gate.decision.value, "reason": a.gate.reason} for a in (st.crag.attempts if st.crag else [])],
+            "highlights": marks,
+            "refusal": {"code": res.refusal_reason, "message": refusal_message(res.refusal_reason)} if res.is_refusal else None}

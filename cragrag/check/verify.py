@@ -13,13 +13,13 @@ from ..text.injection import RISKS, detect_across, detect_instructions
 from ..text.numbers import KIND_KO, NumericFact, read_facts, render_fact
 from ..text.korean import (CIRCLED, CIRCLED_CLASS, AppendixRef, ArticleRef, header_article,
                             law_match, law_norm, split_sentences)
-from ..text.korean import mark_range
+from ..text.korean import line_sentences, mark_range
 
 # %% auto #0
 __all__ = ['UNTRUSTED_FINDING', 'UNTRUSTED_LEVEL', 'VIA_KO', 'Claim', 'decompose_claims', 'ContextChunk', 'parse_chunk',
            'parse_context', 'Finding', 'check_article_refs', 'check_appendix_refs', 'check_numbers', 'context_text',
            'check_meaning', 'check_claim', 'UntrustedEvidence', 'evidence_risks', 'check_untrusted', 'cited_refs',
-           'citation_chunks', 'ClaimRecord', 'groundedness', 'VerificationResult', 'verify_answer']
+           'citation_chunks', 'ClaimRecord', 'groundedness', 'VerificationResult', 'verify_answer', 'support_span']
 
 # %% ../../nbs/check/40_verify.ipynb #ec6fa058
 @dataclass
@@ -407,3 +407,31 @@ def verify_answer(answer: str,                 # the generated answer
     for u in untrusted: warnings.append(u.warning); level = max(level, u.level)
     citations = [r.citation for r in records if r.citation]
     return VerificationResult(level, groundedness(records), records, list(dict.fromkeys(warnings)), citations, untrusted)
+
+# %% ../../nbs/check/40_verify.ipynb #1e9d47a0
+def _pairs(s: str) -> set[str]:
+    s = _squash(s)
+    return {s[i:i + 2] for i in range(len(s) - 1)}
+
+def _chunk_sentences(text: str) -> list[tuple[int, int]]:
+    "(start, end) of each sentence of `text`, line by line, leading and trailing spaces left out."
+    out, pos = [], 0
+    for line in text.split("\n"):
+        for a, b in line_sentences(line):
+            seg = line[a:b]
+            if seg.strip(): out.append((pos + a + len(seg) - len(seg.lstrip()), pos + b - (len(seg) - len(seg.rstrip()))))
+        pos += len(line) + 1
+    return out
+
+def support_span(claim: str,              # one claim of an answer
+                 text: str,               # the text of a chunk that supports it
+                 min_share: float = 0.5,  # the least share of the claim's character pairs a sentence must hold
+                 ) -> tuple[int, int] | None:
+    "(start, end) in `text` of what supports `claim`: the text it quotes, else its closest sentence; None when none is close enough."
+    for q in _QUOTED.findall(claim or ""):
+        q = re.sub(r"^\s*>", "", q.strip("“”‘’\"")).strip()   # (a `>` line: only its leading mark goes; a closing `>` is text)
+        if len(q) >= 4 and (i := text.find(q)) >= 0: return i, i + len(q)
+    want = _pairs(claim or "")
+    if not want or not text: return None
+    share, span = max(((len(want & _pairs(text[a:b])) / len(want), (a, b)) for a, b in _chunk_sentences(text)), default=(0.0, None))
+    return span if share >= min_share else None

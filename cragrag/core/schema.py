@@ -179,12 +179,13 @@ class AnswerResponse(BaseModel):
     flare: dict | None = None           # flare: mode, extra calls and retrievals, the sentences it re-retrieved
     failure_reason: str | None = None   # 문서 없음 · 미확인 · 불일치: the answer does not answer (grounded contract or answer check)
     relevance: dict | None = None       # the answer check, when the question asks for a value: slot, answered, values, detail
+    explain: dict | None = None         # on request (explain): the gate's lines and best score, the attempts, where each claim is supported, the refusal in words
 
     @model_serializer(mode="wrap")
     def _conditional_keys(self, handler):
         d = handler(self)
         if not self.load_ms: d.pop("load_ms", None)
-        for k in ("sufficiency", "evidence", "grounded", "checks", "corrective", "flare", "relevance", "failure_reason"):
+        for k in ("sufficiency", "evidence", "grounded", "checks", "corrective", "flare", "relevance", "failure_reason", "explain"):
             if getattr(self, k) is None: d.pop(k, None)
         if not self.citations: d.pop("citations", None)
         if self.verification is None or not self.verification.warnings: d.pop("verification", None)

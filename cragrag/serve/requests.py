@@ -21,6 +21,7 @@ class AnswerRequest(RetrieveRequest):
     "Body of `POST /answer`: the fields of `/retrieve`, and how to decide the evidence is enough."
     answer_mode: Literal["gate", "sufficiency"] | None = Field(None, description="the CRAG score gate or the evidence-sufficiency loop (default: the server's setting)")
     include_ledger: bool = Field(False, description="sufficiency mode: return the evidence ledger's verified items and grades in `evidence`")
+    explain: bool = Field(False, description="add `explain`: the gate's two lines and the best score, the CRAG attempts, where in each source a claim is supported, a refusal's reason in Korean (the question page asks for it)")
     grounded_answer: bool | None = Field(None, description="write the answer as the validated grounded contract (returned in `grounded`); default: the server's setting")
     multi_query: bool | None = Field(None, description="search 7–9 variants of the question, fused, with per-document diversity; default: the server's setting")
     flare: bool | None = Field(None, description="re-retrieve for low-confidence sentences while generating (needs an LLM); default: the server's setting")

@@ -22,6 +22,7 @@ from ..core.schema import AnswerResponse, RetrieveResponse
 from ..text.pii import mask_pii
 from .workers import WorkerError, WorkerLane
 from .requests import AnswerRequest, RetrieveRequest, run_request
+from .page import PUBLIC_PATHS, PUBLIC_PREFIX, add_page
 
 # %% ../../nbs/serve/85_server.ipynb #73203eb9
 def health_report(p: Pipeline) -> dict:
@@ -251,8 +252,9 @@ class Gate:
     async def _handle(self, scope, receive, send, seen: dict, t0: float):
         from starlette.requests import HTTPConnection
         path, limit = scope["path"], self.s.max_body_bytes
-        if self.routes is not None and path not in self.routes: return await _reply(send, 404, "Not Found")
-        if self.keys is not None and path != "/health":
+        public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIX)   # the question page's own files: they hold nothing private
+        if self.routes is not None and path not in self.routes and not public: return await _reply(send, 404, "Not Found")
+        if self.keys is not None and path != "/health" and not public:
             seen["who"], why = self.keys.verify(_presented_key(HTTPConnection(scope)))
             if seen["who"] is None: return await _reply(send, 401, _REFUSED[why], {"www-authenticate": "Bearer"})
         if (_content_length(scope) or 0) > limit: return await _reply(send, 413, f"request body over {limit:,} bytes (settings.max_body_bytes)")
@@ -408,6 +410,7 @@ def create_app(pipeline: Pipeline | None = None, # default: `Pipeline()` from th
         def openapi(who=Depends(principal)):
             if not who.may(Role.ADMIN): raise HTTPException(403, "the API schema is for admin keys")
             return app.openapi()
+    add_page(app, ring, s, lambda request: request.scope.get("cragrag", {}).get("who"))   # GET /, /traces, /assets/…, /whoami (87_page)
     app.state.access_log = access_log_of(s, access_log)
     app.add_middleware(Gate, keys=ring, settings=s, budget=budget, order=order, log=app.state.access_log,
                        routes=None if open_docs else {r.path for r in app.routes},

@@ -478,6 +478,14 @@ def _doc_url() -> str | None:
     return (cfg.get("doc_host", "") + cfg.get("doc_baseurl", "")) or None
 
 # %% ../../nbs/tools/95_docsite.ipynb #633c0a7a
+def _copy_images(nbs_path: Path | None, dest: Path):
+    "Every `images/` folder of the notebooks (a notebook's pictures: `![…](images/x.png)`) copied to the same place in the site."
+    from nbdev.config import get_config
+    root = Path(nbs_path or get_config().nbs_path)
+    for d in root.rglob("images"):
+        if d.is_dir() and not any(part.startswith((".", "_")) for part in d.relative_to(root).parts):
+            shutil.copytree(d, dest / d.relative_to(root), dirs_exist_ok=True)
+
 def build_site(dest: str | Path = "_site", nbs_path: str | Path | None = None, pandoc: str = "pandoc",
                search: bool = True) -> Path: # False: no search index, even with pagefind installed
     "Render the notebooks to a static HTML site in `dest` (needs nbdev and pandoc; pagefind for the search box)."
@@ -491,6 +499,7 @@ def build_site(dest: str | Path = "_site", nbs_path: str | Path | None = None, p
     for i, (nb, meta, body, page) in enumerate(pages):
         _pandoc(_link_pages(body, nb, names, doc_url), dest / page, pandoc, title=_title(pages[i]), description=meta.get("description"),
                 nav=_nav(pages, page), pager=_pager(pages, i), root="../" * page.count("/"), search=bool(finder), fonts=bool(font))
+    _copy_images(Path(nbs_path) if nbs_path else None, dest)
     _dead_anchors(dest, [p[3] for p in pages])
     (dest / "llms.txt").write_text(llms_txt(pages), encoding="utf-8")
     if finder: subprocess.run(finder + ["--site", str(dest)], check=True, capture_output=True)
