@@ -124,7 +124,7 @@ LINK_REMOVED = "[링크 제거]"   # what stands where an address was
 _ADDR = r"(?:https?:)?//[^\s)<>\]\"']+|www\.[^\s)<>\]\"']+"
 _IMAGE_RE = re.compile(r"!\[([^\]\n]{0,200})\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _MD_LINK_RE = re.compile(rf"\[([^\]\n]{{0,200}})\]\(\s*<?({_ADDR})>?(?:\s+\"[^\"]*\")?\s*\)", re.I)
-_BARE_RE = re.compile(rf"<?({_ADDR})>?", re.I)
+_BARE_RE = re.compile(r"<?(https?://[^\s)<>\]\"']+|//(?=[a-z0-9-]+\.[a-z])[^\s)<>\]\"']+|www\.[^\s)<>\]\"']+)>?", re.I)   # "1//2" is no address
 _INVISIBLES = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 
 def _addr_key(addr: str) -> str:
