@@ -1,0 +1,111 @@
+"""The course exercises' checks refuse answers that skip the work (issue 31): a typed-in table, a formula, a lookup
+table of the visible cases, a substring rule, a copy of the library's answer; and accept a correct implementation.
+Each reference solution here is the one the lessons show."""
+import re
+import pytest
+from cragrag.course import exercises as E
+from cragrag.course.exercises import (check_retries, check_strict_grader, check_route_pattern, check_diagnosis,
+                                      check_switch_source, judge_calls_absent, ROUTE_TARGETS, DIAGNOSIS_CASES, EXERCISES)
+from cragrag.course.judge import JudgeCRAG
+from cragrag.decide.threeway import private_data, corrective_route, ExternalPolicy
+
+# --- references ---------------------------------------------------------------------------------------------------
+def measure(search, llm, n, q): return len(JudgeCRAG(search, llm, max_retries=n).run(q).llm_calls)
+
+def strict_grade(answer, context): return set(re.findall(r"\d+", answer)) <= set(re.findall(r"\d+", context))
+
+ROUTE_REF = r"뭐\s*(?:부터\s*)?(?:해야|하면|해\??$)"
+
+def diagnose(v, context, lookup):
+    if any(c.semantic_flag for c in v.claims): return "semantic_mismatch"
+    if v.missing_refs: return "retrieval_gap" if all(lookup(r) for r in v.missing_refs) else "generation_error"
+    nums = set(re.findall(r"\d+", " ".join(context)))
+    if any(re.search(r"\d+", m["text"]).group() in nums for m in v.numeric_mismatches): return "unit_error"
+    return "generation_error"
+
+def switch(query, verdict, internal, external, policy):
+    if verdict == "CORRECT": return "use_retrieval"
+    if external is None or not policy.allow_external: return "refuse"
+    if private_data(query) and not policy.allow_private: return "refuse"
+    try: found = external.search(policy.outgoing(query))
+    except Exception: return "refuse"
+    if verdict == "AMBIGUOUS": return "combine"
+    return "external_only" if found else "refuse"
+
+@pytest.mark.parametrize("check, answer", [(check_retries, measure), (check_strict_grader, strict_grade),
+                                           (check_route_pattern, ROUTE_REF), (check_diagnosis, diagnose),
+                                           (check_switch_source, switch)])
+def test_reference_passes(check, answer):
+    fb = check(answer)
+    assert fb.ok, fb.message
+
+# --- cheats -------------------------------------------------------------------------------------------------------
+def _formula_after_run(s, l, n, q):
+    JudgeCRAG(s, l, max_retries=n).run(q); return 3 + 2 * n
+
+@pytest.mark.parametrize("cheat", [{0: 3, 2: 7}, {0: judge_calls_absent(0), 2: judge_calls_absent(2)},
+                                   lambda s, l, n, q: judge_calls_absent(n), _formula_after_run,
+                                   lambda s, l, n, q: {0: 3, 2: 7}[n] if n in (0, 2) else 3 + 2 * n])
+def test_retries_refuses_typed_answers(cheat):
+    assert not check_retries(cheat).ok
+
+def test_strict_grader_refuses_substring_rule():
+    substring = lambda a, c: all(n in c for n in re.findall(r"\d+", a))
+    visible = {a: w for a, w, _ in E.STRICT_GRADER_CASES}
+    for cheat in (substring, lambda a, c: visible.get(a, False), lambda a, c: visible.get(a, True)):
+        assert not check_strict_grader(cheat).ok
+    assert "30일" in check_strict_grader(substring).message
+    for small, big in [("3일", "30일"), ("1년", "10년"), ("제3조", "제30조"), ("5%", "15%")]:
+        assert substring(small, big) and not strict_grade(small, big)      # each near miss catches a substring grader
+
+def test_route_refuses_visible_table():
+    table = "|".join(re.escape(q) for q in ROUTE_TARGETS)
+    fb = check_route_pattern(table)
+    assert not fb.ok and "새 질문" in fb.message
+    assert not check_route_pattern(r"뭐\s*(?:부터\s*)?[해하]").ok            # passes the visible set, too broad on the held-out one
+    assert not check_route_pattern(r"뭐").ok
+
+def test_diagnosis_refuses_labels_and_copies():
+    labels = {k: v[1] for k, v in DIAGNOSIS_CASES.items()}
+    assert not check_diagnosis(labels).ok
+    table = {DIAGNOSIS_CASES[k][0]: w for k, w in labels.items()}
+    by_table = lambda v, c, lk: next((w for a, w in table.items() if v.claims and a.startswith(v.claims[0].claim[:15])), "generation_error")
+    fb = check_diagnosis(by_table)
+    assert not fb.ok and "새 답" in fb.message                                # right on A–D, wrong on the held-out answers
+    from cragrag.check.critic import classify_failure
+    fb = check_diagnosis(lambda v, c, lk: classify_failure(v, c, lk).failure_type)
+    assert not fb.ok and "classify_failure" in fb.message
+    import cragrag.check.critic as critic
+    assert critic._root_cause.__name__ == "_root_cause"                       # the spy is gone after the check
+
+def test_switch_refuses_copies_leaks_and_policy_blind():
+    import cragrag.decide.threeway as tw
+    copy = lambda q, v, i, e, p: corrective_route(q, v, i, e, p).strategy
+    assert "corrective_route" in check_switch_source(copy).message
+    asks = lambda q, v, i, e, p: "use_retrieval" if v == "CORRECT" else "refuse" if p.blocked(q, e) else switch(q, v, i, e, p)
+    assert not check_switch_source(asks).ok
+    assert tw.CorrectiveResult.__name__ == "CorrectiveResult" and tw.ExternalPolicy.blocked.__name__ == "blocked"
+    def leaky(q, v, i, e, p):
+        found = e.search(q) if e else []
+        if v == "CORRECT": return "use_retrieval"
+        if e is None or not p.allow_external or (private_data(q) and not p.allow_private): return "refuse"
+        return "combine" if v == "AMBIGUOUS" else "external_only" if found else "refuse"
+    assert "보내면 안 됩니다" in check_switch_source(leaky).message
+    no_privacy = lambda q, v, i, e, p: switch(q, v, i, e, ExternalPolicy(p.allow_external, True, p.mask_pii))
+    assert "개인정보" in check_switch_source(no_privacy).message
+    unmasked = lambda q, v, i, e, p: switch(q, v, i, e, ExternalPolicy(p.allow_external, p.allow_private, False))
+    assert "policy.outgoing" in check_switch_source(unmasked).message
+    three_arms = lambda q, v, i, e, p: {"CORRECT": "use_retrieval", "AMBIGUOUS": "combine"}.get(v, "external_only")
+    assert not check_switch_source(three_arms).ok
+    assert not check_switch_source({"CORRECT": "use_retrieval"}).ok
+
+@pytest.mark.parametrize("check", [check_retries, check_strict_grader, check_route_pattern, check_diagnosis, check_switch_source])
+def test_unfilled_todo_is_a_hint_not_an_error(check):
+    for todo in (None, ...):
+        fb = check(todo)
+        assert not fb.ok and fb.message.startswith("TODO")
+    assert not check(lambda *a: 1 / 0).ok if check is not check_route_pattern else True
+
+def test_exercise_table_names_every_check():
+    assert all(callable(getattr(E, fn)) for _, _, fn in EXERCISES)
+    assert ("03_judge_and_loop_safety", "check_switch_source") in {(nb, fn) for nb, _, fn in EXERCISES}
