@@ -5,8 +5,7 @@
 # %% ../../nbs/testing/25_tiny_models.ipynb #e7d68167
 from __future__ import annotations
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
-if TYPE_CHECKING: import transformers
+from typing import Iterable, Sequence
 
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'tiny_tokenizer', 'tiny_bge_m3', 'tiny_reranker']
@@ -29,8 +28,8 @@ def _bpe(texts: Iterable[str], vocab_size: int):
 # %% ../../nbs/testing/25_tiny_models.ipynb #f31c4bc7
 def tiny_tokenizer(texts: Iterable[str],     # training texts (e.g. Korean regulation sentences)
                    vocab_size: int = 800,    # upper bound (alphabet + BPE merges; fewer if the texts are short)
-                  ) -> transformers.PreTrainedTokenizerFast:
-    "Train a small XLM-R compatible tokenizer (BPE + Metaspace '▁', NFKC) and wrap it as `XLMRobertaTokenizerFast`."
+                  ):
+    "Train a small XLM-R compatible tokenizer (BPE + Metaspace '▁', NFKC) and wrap it as `transformers.XLMRobertaTokenizerFast`."
     import transformers
     from tokenizers import processors
     tok = _bpe(texts, vocab_size)
@@ -42,8 +41,8 @@ def tiny_tokenizer(texts: Iterable[str],     # training texts (e.g. Korean regul
 def _xlmr_config(tokenizer,           # decides vocab_size and special ids
                  hidden: int,         # hidden size (must be divisible by 2 heads)
                  max_positions: int,  # max_position_embeddings (usable tokens = max_positions - 2)
-                 **kw) -> transformers.XLMRobertaConfig:   # extra config fields (e.g. num_labels)
-    "Small XLM-R config: 2 layers, 2 heads, intermediate 2*hidden."
+                 **kw):              # extra config fields (e.g. num_labels)
+    "Small `transformers.XLMRobertaConfig`: 2 layers, 2 heads, intermediate 2*hidden."
     import transformers
     return transformers.XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=2, num_attention_heads=2,
                                          intermediate_size=2 * hidden, max_position_embeddings=max_positions, type_vocab_size=1,
