@@ -31,10 +31,14 @@ def test_site(tmp_path_factory):
         for href in re.findall(r'href="([^"#:]+)(?:#[^"]*)?"', html):
             assert (page.parent / href).exists(), f"{page.name} links to missing {href}"
         assert 'href="https://cragrag.github.io' not in html, page.name      # cross-references are relative
+        assert not re.search(r'href="https?://(?:github\.com/cragrag|[\w.]*example\.org)', html), page.name   # no placeholder host: the source ships with the site
+        if page.relative_to(site).parts[0] == "tutorials": assert re.search(r'class="[^"]*\boutput\b', html), f"{page.name}: not executed"
         if page.name != "docsite.html":             # (that page's own tests quote directives and nbdev's misread entries)
             assert "#| export" not in html and "#| default_exp" not in html and "#| hide" not in html, page.name
             assert "Create a new string object" not in html and "interactive(children=" not in html, page.name   # no str docstring on an Enum
         assert 'rel="next"' in html or 'rel="prev"' in html, page.name
+    src_links = {h for p in html_pages for h in re.findall(r'href="(?:\.\./)*(src/cragrag/[\w/]+\.py\.html)', p.read_text(encoding="utf-8"))}
+    assert src_links and all((site / h).is_file() for h in src_links)        # [source] goes to the site's own copy
     docs = (site / "indexing" / "documents.html").read_text(encoding="utf-8")
     for sym in ["load_document", "chunk_document", "load_documents", "split_article"]:
         assert re.search(rf"<h[2-4][^>]*>{sym}</h[2-4]>", docs), sym   # show_doc API entry

@@ -1,6 +1,8 @@
 """Headless Chromium opens every page of the built docs site, as a reader's browser would.
 
-It fails on a broken link or anchor, an image that does not load, a console error, or Korean text drawn as boxes. Chromium
+It fails on a broken link or anchor, an image that does not load, a console error, Korean text drawn as boxes, any character
+of a page's text that neither the site's font nor DejaVu has (emoji, ㊿: a box on the reader's screen), a link to a placeholder
+host, a lesson page (tutorials/, course/) with code but no outputs, or a plot of an executed notebook missing from its page. Chromium
 runs with a font configuration that holds no Korean font (only DejaVu), so the Hangul on the pages can only be drawn
 by the font the site brings. The site is served over HTTP on 127.0.0.1, and also opened once from `file://`, the way
 a reader opens a local copy. DevTools protocol commands go over `--remote-debugging-pipe`: no websocket library.
@@ -110,7 +112,10 @@ PAGE_JS = r"""(async () => {
           links: [...document.querySelectorAll("a[href]")].map(a => a.href),
           images: [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src.slice(0, 100)),
           hangul: (text.match(/[가-힣]/g) || []).length, boxes: boxes(fam), control: boxes('"DejaVu Sans"'),
-          prev_next: document.querySelectorAll("nav.pager a").length, search: !!document.querySelector("#search")};
+          prev_next: document.querySelectorAll("nav.pager a").length, search: !!document.querySelector("#search"),
+          chars: [...new Set(document.body.innerText)].join(""), code: document.querySelectorAll("main div.sourceCode").length,
+          outputs: document.querySelectorAll("main .output").length,
+          plots: [...document.querySelectorAll("main img.output")].filter(i => i.complete && i.naturalWidth > 0).length};
 })()"""
 
 @pytest.fixture(scope="module")
@@ -133,10 +138,59 @@ def browser(tmp_path_factory):
     yield b
     b.close()
 
+PLACEHOLDER = re.compile(r"^https?://(?:[\w.-]+\.)?(?:example\.(?:org|com|net)|github\.com/cragrag)(?:[/:?#]|$)")
+
+def drawable(site: Path) -> set[int] | None:
+    "The code points the site's pages can draw here: its font's (within the `unicode-range` its stylesheet gives) and DejaVu's."
+    try: from fontTools import ttLib
+    except ImportError: return None
+    cps, css = set(), (site / "assets" / "site.css").read_text(encoding="utf-8")
+    if (font := site / "assets" / "fonts" / "NanumGothic-subset.ttf").is_file() and (m := re.search(r"unicode-range:([^;}]+)", css)):
+        ranges = [[int(x, 16) for x in r.strip().removeprefix("U+").split("-")] for r in m.group(1).split(",")]
+        cps = {c for c in ttLib.TTFont(font).getBestCmap() if any(r[0] <= c <= r[-1] for r in ranges)}
+    for f in DEJAVU.glob("*.ttf"): cps |= set(ttLib.TTFont(f).getBestCmap())
+    return cps
+
+def boxes(chars: str, cps: set[int] | None) -> str:
+    "The characters of `chars` that no font in `cps` draws (whitespace and invisible marks aside)."
+    import unicodedata
+    return "".join(sorted(c for c in chars if cps is not None and ord(c) not in cps and not c.isspace()
+                          and unicodedata.category(c) not in ("Mn", "Me", "Cf", "Cc")))
+
+@functools.cache
+def expected_plots() -> dict[str, int]:
+    """The plots each executed notebook's page should show: `{page: image outputs the page renders}`, read from the build's cache
+    (never run here: forking this threaded process could deadlock; a notebook changed since the build is left out)."""
+    import json
+    from cragrag.tools.docsite import EXECUTE, _cache_dir, _code_md, _nb_key
+    out, nbs = {}, ROOT / "nbs"
+    for path in sorted({p for g in EXECUTE for p in nbs.glob(g)}):
+        if not (f := _cache_dir() / f"{path.stem}-{_nb_key(path)}.ipynb").is_file(): continue
+        nb, ran = path.relative_to(nbs).as_posix(), json.loads(f.read_text(encoding="utf-8"))
+        page = (Path(nb).parent / (re.sub(r"^\d+_", "", Path(nb).stem) + ".html")).as_posix()
+        out[page] = sum(m.startswith("![](data:image/png") for c in ran["cells"] if c["cell_type"] == "code"
+                        for m in _code_md("".join(c["source"]), c.get("outputs", [])))
+    return out
+
+def is_module(page: str) -> bool:
+    "Whether the notebook of `page` (`course/judge.html` from `nbs/course/35_judge.ipynb`) exports a module: an API page, not a lesson."
+    folder, stem = ROOT / "nbs" / Path(page).parent, Path(page).stem
+    nb = next((n for n in folder.glob("*.ipynb") if re.sub(r"^\d+_", "", n.stem) == stem), None)
+    return nb is not None and "#| default_exp" in nb.read_text(encoding="utf-8")
+
+def page_problems(page: str, r: dict, html: str, cps: set[int] | None) -> list[str]:
+    "What the new checks find wrong with one page, from what `PAGE_JS` read of it and its HTML."
+    problems = [f"{page}: links to a placeholder host: {link}" for link in r["links"] if PLACEHOLDER.match(link)]
+    if bad := boxes(r["chars"], cps): problems.append(f"{page}: characters no font here draws (boxes): {bad!r}")
+    lesson = page.startswith(("tutorials/", "course/")) and not is_module(page)       # (a module's page documents; a lesson shows)
+    if lesson and r["code"] and not r["outputs"]: problems.append(f"{page}: a lesson with {r['code']} code blocks and no outputs")
+    if r["plots"] < (want := expected_plots().get(page, 0)): problems.append(f"{page}: {want} plots in the notebook, {r['plots']} on the page")
+    return problems
+
 def test_every_page_in_a_browser(site, served, browser):
     t0, s = time.time(), browser.tab()
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if "pagefind" not in p.parts)
-    seen, anchors, problems = {}, [], []
+    seen, anchors, problems, cps = {}, [], [], drawable(site)
     for page in pages:
         errors = browser.open(s, served + page)
         r = browser.js(s, PAGE_JS); seen[page] = set(r["ids"])
@@ -146,6 +200,7 @@ def test_every_page_in_a_browser(site, served, browser):
         if r["hangul"] and r["boxes"]: problems.append(f"{page}: Hangul drawn as boxes ({r['boxes']} of 4 test syllables)")
         problems += [f"{page}: Hangul drawn as boxes in {e}" for e in browser.unfonted(s, "[data-hangul]")]
         if r["prev_next"] < 1: problems.append(f"{page}: no previous/next links")
+        problems += page_problems(page, r, (site / page).read_text(encoding="utf-8"), cps)
         for link in r["links"]:
             u = urlsplit(link)
             if link.startswith("https://cragrag.github.io"): problems.append(f"{page}: links to the public site: {link}")
@@ -156,6 +211,28 @@ def test_every_page_in_a_browser(site, served, browser):
     problems += [f"{page}: missing anchor {t}#{a}" for page, t, a in anchors if t in seen and a not in seen[t]]
     assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} problems)"
     print(f"{len(pages)} pages checked in {time.time() - t0:.1f}s")
+
+def test_phone_and_desktop_layout(site, served, browser):
+    "On a phone (390 px) the sidebar folds behind a button, so the page title is near the top; on a desktop the table of contents stays in view."
+    pages = [p for p in site.rglob("*.html") if "pagefind" not in p.parts and 'id="TOC"' in p.read_text(encoding="utf-8")]
+    page = max(pages, key=lambda p: p.stat().st_size).relative_to(site).as_posix()     # the longest page with a table of contents
+    s = browser.tab()
+    browser.send("Emulation.setDeviceMetricsOverride", s, width=390, height=844, deviceScaleFactor=1, mobile=True)
+    browser.open(s, served + page)
+    look = """(() => ({top: document.querySelector("main h1").getBoundingClientRect().top,
+                   nav: getComputedStyle(document.getElementById("navbody")).display, button: getComputedStyle(document.querySelector("button.menu")).display,
+                   expanded: document.querySelector("button.menu").getAttribute("aria-expanded")}))()"""
+    r = browser.js(s, look)
+    assert r["top"] < 150 and r["nav"] == "none" and r["button"] != "none", (page, r)
+    browser.js(s, 'document.querySelector("button.menu").click()')
+    r = browser.js(s, look)
+    assert r["nav"] == "block" and r["expanded"] == "true", (page, r)
+    browser.send("Emulation.setDeviceMetricsOverride", s, width=1400, height=800, deviceScaleFactor=1, mobile=False)
+    browser.open(s, served + page)
+    r = browser.js(s, """(async () => { window.scrollTo(0, document.body.scrollHeight / 2);
+        await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+        const b = document.getElementById("TOC").getBoundingClientRect(); return {top: b.top, height: b.height, y: scrollY, h: innerHeight}; })()""")
+    assert r["y"] > 400 and 0 <= r["top"] < r["h"] and r["height"] > 0, (page, r)      # scrolled half way, the contents still in view
 
 def test_search_and_local_copy(site, served, browser):
     "pagefind's index answers a Korean query; from file:// (a local copy) Hangul still has its font."

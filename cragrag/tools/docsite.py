@@ -4,13 +4,15 @@
 
 # %% ../../nbs/tools/95_docsite.ipynb #864bfa71
 from __future__ import annotations
-import base64, dataclasses, enum, html, importlib, inspect, json, os, re, shutil, subprocess, sys, tempfile, warnings
+import base64, dataclasses, enum, hashlib, html, importlib, inspect, json, os, re, shutil, subprocess, sys, tempfile, time, unicodedata, warnings
 from pathlib import Path
 import yaml
 from .. import LAYERS
 
 # %% auto #0
-__all__ = ['WIDGET_NOTE', 'GROUPS', 'notebook_markdown', 'api_entry', 'fix_api_docs', 'llms_txt', 'build_site', 'build_readme']
+__all__ = ['WIDGET_NOTE', 'FOLD_LINES', 'GROUPS', 'EXECUTE', 'notebook_markdown', 'api_entry', 'fix_api_docs', 'llms_txt',
+           'execute_notebook', 'execute_notebooks', 'merge_outputs', 'drawable', 'replace_glyphs', 'unlink_bare',
+           'build_site', 'build_readme']
 
 # %% ../../nbs/tools/95_docsite.ipynb #24d0142b
 def _directives(src: str) -> tuple[dict, str]:
@@ -25,19 +27,31 @@ def _directives(src: str) -> tuple[dict, str]:
 # %% ../../nbs/tools/95_docsite.ipynb #b8d4acd2
 WIDGET_NOTE = "대화형 위젯: JupyterLab에서 실행하세요"
 _WIDGET_REPR = re.compile(r"^(interactive|VBox|HBox|GridBox|Tab|Accordion|Output|\w*Slider|Dropdown|Button|Checkbox|Text|Textarea|Label)\(")
+FOLD_LINES = 30   # text outputs longer than this are folded in a <details>
+
+def _text_md(text: str) -> str:
+    "A text output as a block of class `output`, folded in `<details>` when it has more than `FOLD_LINES` lines."
+    text = text.rstrip()
+    block, n = f"```{{.text .output}}\n{text}\n```", text.count("\n") + 1
+    return block if n <= FOLD_LINES else f'<details class="output"><summary>출력 {n}줄 (펼치기)</summary>\n\n{block}\n\n</details>'
+
+def _png_md(o: dict) -> str:
+    "A PNG output as an inline image of class `output`, at the width the notebook gave it (a retina PNG is drawn at half its pixels)."
+    width = (o.get("metadata", {}).get("image/png") or {}).get("width")
+    return f"![](data:image/png;base64,{''.join(o['data']['image/png']).strip()}){{.output" + (f" width={width}" if width else "") + "}"
 
 def _output_md(o: dict) -> str:
     "One cell output as markdown (empty for outputs a page cannot show, such as errors)."
-    if o.get("output_type") == "stream": return f"```text\n{''.join(o['text']).rstrip()}\n```"
+    if o.get("output_type") == "stream": return _text_md("".join(o["text"]))
     data = o.get("data", {})
     plain = "".join(data.get("text/plain", ""))
     if "application/vnd.jupyter.widget-view+json" in data or _WIDGET_REPR.match(plain):
-        return f'<p class="widget-note">{WIDGET_NOTE}</p>'
-    if "image/png" in data: return f"![](data:image/png;base64,{''.join(data['image/png']).strip()})"
-    if "image/svg+xml" in data: return "".join(data["image/svg+xml"])
+        return f'<p class="widget-note output">{WIDGET_NOTE}</p>'
+    if "image/png" in data: return _png_md(o)
+    if "image/svg+xml" in data: return f'<div class="output">{"".join(data["image/svg+xml"])}</div>'
     if "text/markdown" in data: return "".join(data["text/markdown"])
-    if "text/html" in data: return "".join(data["text/html"])
-    if plain: return f"```text\n{plain.rstrip()}\n```"
+    if "text/html" in data: return f'<div class="output">\n{"".join(data["text/html"])}\n</div>'
+    if plain: return _text_md(plain)
     return ""
 
 # %% ../../nbs/tools/95_docsite.ipynb #60c7cd63
@@ -200,13 +214,15 @@ def _pager(pages: list[tuple], i: int) -> str:
     return link(i - 1, "prev", "←") + link(i + 1, "next", "→")
 
 # %% ../../nbs/tools/95_docsite.ipynb #cff181b2
-def _load_pages(folder: Path) -> list[tuple]:
-    "`(notebook, meta, body, page)` for each notebook in `folder` and its subfolders (`notebook` as a path from `folder`), in site order."
+def _load_pages(folder: Path, executed: dict[str, dict] | None = None) -> list[tuple]:
+    """`(notebook, meta, body, page)` for each notebook in `folder` and its subfolders (`notebook` as a path from `folder`), in site order.
+    `executed` maps notebooks (paths from `folder`) to their executed copies, whose outputs the pages show."""
     pages = []
     for nb_path in folder.rglob("*.ipynb"):
         rel = nb_path.relative_to(folder)
         if any(part.startswith((".", "_")) for part in rel.parts): continue
         nb = json.loads(nb_path.read_text(encoding="utf-8"))
+        if executed and rel.as_posix() in executed: merge_outputs(nb, executed[rel.as_posix()])
         fix_api_docs(nb)
         meta, body = notebook_markdown(nb)
         pages.append((rel.as_posix(), meta, body, _page_name(rel, meta)))
@@ -221,6 +237,8 @@ $if(description)$<meta name="description" content="$description$">$endif$
 $if(search)$<link rel="stylesheet" href="$root$pagefind/pagefind-ui.css"><script src="$root$pagefind/pagefind-ui.js"></script>$endif$
 </head><body>
 <nav class="site" data-pagefind-ignore="all"><a class="brand" href="$root$index.html">cragrag</a>
+<button class="menu" type="button" aria-expanded="false" aria-controls="navbody"
+  onclick="this.setAttribute('aria-expanded', document.body.classList.toggle('menu-open'))">메뉴</button><div id="navbody">
 $if(search)$<div id="search"></div>
 <script>window.addEventListener("DOMContentLoaded", () => new PagefindUI({element: "#search", showSubResults: true, showImages: false,
   baseUrl: new URL("$root$./", location.href).pathname, translations: {placeholder: "검색 (Search)", clear_search: "지우기",
@@ -229,7 +247,7 @@ $if(search)$<div id="search"></div>
   alt_search: "[SEARCH_TERM]에 대한 결과가 없어 [DIFFERENT_TERM]의 결과를 보여 줍니다", search_suggestion: "다른 검색어를 입력해 보세요",
   searching: "[SEARCH_TERM] 검색 중…"}}));</script>
 $else$<p class="nosearch">No search box: this copy was built without pagefind.</p>$endif$
-$nav$</nav>
+$nav$</div></nav>
 <main data-pagefind-body><h1>$title$</h1>$if(description)$<p class="description">$description$</p>$endif$
 $if(toc)$<nav id="TOC" data-pagefind-ignore="all">$table-of-contents$</nav>$endif$
 $body$
@@ -239,8 +257,10 @@ $endif$Built from the notebooks by <code>cragrag docs</code>.</footer>
 </main></body></html>
 """
 
+_RANGES = [(0x1100, 0x11FF), (0x2460, 0x24FF), (0x3000, 0x303F), (0x3130, 0x318F), (0x3200, 0x32FF), (0x4E00, 0x9FFF), (0xA960, 0xA97F),
+           (0xAC00, 0xD7AF), (0xD7B0, 0xD7FF), (0xF900, 0xFAFF), (0xFF00, 0xFFEF)]   # what the site font draws: Hangul, Hanja, CJK punctuation, enclosed numbers
 _FONT_FACE = ('@font-face{{font-family:"NanumGothic-site";src:local("NanumGothic"),url({url}) format("truetype");font-display:swap;'
-              'unicode-range:U+1100-11FF,U+3000-303F,U+3130-318F,U+A960-A97F,U+AC00-D7AF,U+D7B0-D7FF,U+FF00-FFEF}}\n')
+              'unicode-range:' + ",".join(f"U+{a:04X}-{b:04X}" for a, b in _RANGES) + '}}\n')
 
 _CSS = """:root{--fg:#1f2328;--bg:#fff;--muted:#59636e;--side:#f4f6f8;--line:#d0d7de;--link:#0b5cad;--code:#f6f8fa;--note:#fff8c5;color-scheme:light dark}
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--side:#161b22;--line:#30363d;--link:#58a6ff;--code:#161b22;--note:#3b2e00}}
@@ -267,7 +287,15 @@ footer{margin-top:1.5rem;font-size:.8rem;color:var(--muted)}
 .nosearch{font-size:.8rem;color:var(--muted)}
 #search{margin-bottom:.8rem;--pagefind-ui-scale:.75;--pagefind-ui-background:var(--bg);--pagefind-ui-text:var(--fg);--pagefind-ui-border:var(--line);--pagefind-ui-primary:var(--link)}
 math{font-size:1.05em}
-@media (max-width:50rem){body{display:block} nav.site{width:auto;min-height:0;max-height:none;position:static} nav#TOC{display:none}}
+pre.output{border-left:3px solid var(--line);background:transparent} details.output summary{cursor:pointer;color:var(--muted)}
+img.output{display:block;margin:.4rem 0}
+.enc{display:inline-block;min-width:1.15em;padding:0 .2em;border:1px solid currentColor;border-radius:1em;font-size:.72em;line-height:1.35;text-align:center;vertical-align:.1em}
+.glyph{font-size:.85em;padding:0 .25em;border-radius:3px;background:var(--code);border:1px solid var(--line)}
+button.menu{display:none;font:inherit;font-size:.9rem;padding:.2rem .7rem;border:1px solid var(--line);border-radius:4px;background:var(--bg);color:var(--fg)}
+@media (min-width:72rem){main{margin-right:16rem} nav#TOC{position:fixed;top:1rem;right:1rem;width:14rem;max-height:calc(100vh - 2rem);overflow-y:auto;float:none;margin:0}}
+@media (max-width:50rem){body{display:block} nav.site{width:auto;min-height:0;max-height:none;position:static;display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;padding:.6rem 1rem}
+  nav.site a.brand{margin:0} button.menu{display:inline-block} #navbody{display:none;width:100%} body.menu-open #navbody{display:block}
+  main{padding:.6rem 1rem 2rem} nav#TOC{display:none}}
 """
 
 def _highlight_css(pandoc: str = "pandoc") -> str:
@@ -477,6 +505,177 @@ def _doc_url() -> str | None:
     cfg = get_config()
     return (cfg.get("doc_host", "") + cfg.get("doc_baseurl", "")) or None
 
+# %% ../../nbs/tools/95_docsite.ipynb #e1ec0002
+EXECUTE = ("tutorials/*.ipynb", "course/*.ipynb")   # the notebooks (globs from the notebooks folder) whose pages show their outputs
+
+def _cache_dir() -> Path:
+    "Where executed notebooks are kept between builds: `$CRAGRAG_DOCS_CACHE`, else `~/.cache/cragrag/docs`."
+    return Path(os.environ.get("CRAGRAG_DOCS_CACHE") or Path.home() / ".cache" / "cragrag" / "docs")
+
+def _nb_key(path: Path) -> str:
+    "The cache key of notebook `path`: a hash of its bytes, the package's version and execnb's."
+    from importlib.metadata import version
+    from cragrag import __version__
+    return hashlib.sha256(path.read_bytes() + f"\0{__version__}\0{version('execnb')}".encode()).hexdigest()[:20]
+
+def _skipped(cell, flags: set[str]) -> bool:
+    "Whether `nbdev_test` skips `cell`: not code, `#| eval: false`, a cell that calls nbdev's exporter, or a cell marked with one of `flags`."
+    if cell.cell_type != "code" or "nbdev_export" + "(" in cell.source: return True
+    direc = getattr(cell, "directives_", {}) or {}
+    return direc.get("eval:", [""])[0].lower() == "false" or bool(flags & direc.keys())
+
+def execute_notebook(path: Path) -> dict:
+    "Notebook `path` run as `nbdev_test` runs it, with its outputs; a `RuntimeError` naming the notebook and the cell if one fails."
+    from execnb.nbio import nb2dict
+    from execnb.shell import CaptureShell
+    from fastcore.xtras import working_directory
+    from nbdev.config import get_config
+    from nbdev.process import NBProcessor
+    from nbdev.processors import FrontmatterProc
+    path, flags = Path(path).resolve(), set(get_config().get("tst_flags", "").split("|")) - {""}
+    nb, shell = NBProcessor(path, procs=FrontmatterProc, process=True).nb, CaptureShell(path)
+    os.environ["IN_TEST"] = "1"
+    with working_directory(path.parent):
+        for i, cell in enumerate(nb.cells):
+            if _skipped(cell, flags): continue
+            shell.cell(cell)
+            if shell.exc: raise RuntimeError(f"{path.name}: cell {i} failed:\n{cell.source}\n\n{shell.prettytb(fname=path)}")
+    return nb2dict(nb)
+
+def _execute_to(path: Path, out: Path):
+    "Run `path` and write the executed notebook to `out` (whole or not at all)."
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(execute_notebook(path), ensure_ascii=False), encoding="utf-8"); tmp.replace(out)
+
+def execute_notebooks(nbs: Path, globs=EXECUTE, cache: Path | None = None, n_workers: int | None = None) -> dict[str, dict]:
+    """The notebooks under `nbs` that `globs` match, executed: `{path from nbs: notebook}`. Each runs only when the cache
+    (`cache`, default `_cache_dir()`) has no copy for its key; they run in `n_workers` processes (0: in this one)."""
+    nbs, cache = Path(nbs), Path(cache or _cache_dir())
+    cache.mkdir(parents=True, exist_ok=True)
+    paths = sorted({p for g in globs for p in nbs.glob(g) if not any(x.startswith((".", "_")) for x in p.relative_to(nbs).parts)})
+    files = {p: cache / f"{p.stem}-{_nb_key(p)}.ipynb" for p in paths}
+    todo = [p for p, f in files.items() if not f.is_file()]
+    workers = min(8, os.cpu_count() or 1, len(todo)) if n_workers is None else n_workers
+    if workers: _run_parallel(todo, files, workers)
+    else:
+        for p in todo: _execute_to(p, files[p])
+    return {p.relative_to(nbs).as_posix(): json.loads(f.read_text(encoding="utf-8")) for p, f in files.items()}
+
+def _child(path: Path, out: Path):
+    "A forked worker's whole life: run `path` into `out`, or write why it failed to `out` with suffix `.err`."
+    try: _execute_to(path, out); code = 0
+    except BaseException as e: out.with_suffix(".err").write_text(str(e), encoding="utf-8"); code = 1
+    os._exit(code)                                  # (no atexit handlers of the parent: a test runner, a notebook)
+
+def _run_parallel(todo: list[Path], files: dict[Path, Path], workers: int):
+    """Run each of `todo` in a process of its own (spawned; forked only when this runs in a notebook, whose functions cannot be pickled), `workers` at a time;
+    after a failure no more start, and the first is raised once the running ones end."""
+    import multiprocessing
+    from multiprocessing.connection import wait
+    method = "fork" if _child.__module__ == "__main__" else "spawn"   # spawn from the package: a fork of a process with threads (a test runner's) can deadlock
+    ctx, queue, running, errors = multiprocessing.get_context(method), list(todo), {}, []
+    while queue or running:
+        while queue and len(running) < workers and not errors:
+            p = queue.pop(0); proc = ctx.Process(target=_child, args=(p, files[p])); proc.start(); running[proc.sentinel] = (p, proc)
+        for s in wait(list(running)):
+            p, proc = running.pop(s); proc.join()
+            err = files[p].with_suffix(".err")
+            if proc.exitcode: errors.append(err.read_text(encoding="utf-8") if err.is_file() else f"{p.name}: exit code {proc.exitcode}")
+            err.unlink(missing_ok=True)
+    if errors: raise RuntimeError(errors[0])
+
+def merge_outputs(nb: dict, ran: dict) -> int:
+    "Give the code cells of the processed notebook `nb` that have no outputs those of the same cell (by id) in the executed `ran`; the count given."
+    outs = {c.get("id"): c["outputs"] for c in ran["cells"] if c["cell_type"] == "code" and c.get("outputs")}
+    n = 0
+    for c in nb["cells"]:
+        if c["cell_type"] == "code" and not c.get("outputs") and c.get("id") in outs: c["outputs"], n = outs[c["id"]], n + 1
+    return n
+
+# %% ../../nbs/tools/95_docsite.ipynb #e1ec0005
+def _image_files(body: str, dest: Path, page: str) -> str:
+    "`body` of `page` with its inline PNG images written as files beside the page (`<page>_files/figure-N.png`) and linked there."
+    stem, n = Path(page).stem, 0
+    def write(m):
+        nonlocal n
+        n += 1
+        (folder := dest / Path(page).parent / f"{stem}_files").mkdir(parents=True, exist_ok=True)
+        (folder / f"figure-{n}.png").write_bytes(base64.b64decode(m.group(1)))
+        return f"![]({stem}_files/figure-{n}.png)"
+    return re.sub(r"!\[\]\(data:image/png;base64,([A-Za-z0-9+/=\s]+)\)", write, body)
+
+_GLYPH_LABELS = {"🔍": "검색", "💡": "팁", "❌": "✗", "✅": "✓", "⚠": "주의", "📌": "핀", "👉": "→", "🚫": "금지"}
+
+def _dejavu() -> list[Path]:
+    "DejaVu Sans and Sans Mono: matplotlib's bundled copies (a dev extra), else Debian's."
+    import importlib.util
+    spec = importlib.util.find_spec("matplotlib")
+    dirs = ([Path(p) / "mpl-data" / "fonts" / "ttf" for p in spec.submodule_search_locations or []] if spec else []) + [Path("/usr/share/fonts/truetype/dejavu")]
+    return next(([d / "DejaVuSans.ttf", d / "DejaVuSansMono.ttf"] for d in dirs if (d / "DejaVuSansMono.ttf").is_file() and (d / "DejaVuSans.ttf").is_file()), [])
+
+def drawable(font: Path | None) -> set[int] | None:
+    "The code points the site can draw: the site font's within `_RANGES`, and DejaVu's; None without fontTools."
+    try: from fontTools import ttLib
+    except ImportError: return None
+    cps = {c for c in ttLib.TTFont(font).getBestCmap() if any(a <= c <= b for a, b in _RANGES)} if font else set()
+    for f in _dejavu(): cps |= set(ttLib.TTFont(f).getBestCmap())
+    return cps
+
+def _glyph_span(ch: str) -> str:
+    "A small styled stand-in for a character no site font has: an enclosed number's number, else a label."
+    name = unicodedata.name(ch, f"U+{ord(ch):04X}")
+    if ch in _GLYPH_LABELS: return f'<span class="glyph" title="{name.lower()}">{_GLYPH_LABELS[ch]}</span>'
+    if "CIRCLED NUMBER" in name or "CIRCLED DIGIT" in name: return f'<span class="enc">{int(unicodedata.numeric(ch))}</span>'
+    return f'<span class="glyph">{name.lower()}</span>'
+
+def _invisible(ch: str) -> bool: return ch.isspace() or unicodedata.category(ch) in ("Mn", "Me", "Cf", "Cc")
+
+def replace_glyphs(page: str, cps: set[int] | None) -> str:
+    "The HTML `page` with each character of its body's text outside `cps` (see `drawable`) replaced by `_glyph_span`'s stand-in."
+    if cps is None: return page
+    head, sep, body = page.partition("<body>")
+    fix = lambda m: "".join(c if ord(c) in cps or _invisible(c) else _glyph_span(c) for c in m.group())
+    return head + sep + re.sub(r"(?<=>)[^<]+", lambda m: fix(m) if not m.group().isascii() else m.group(), body)
+
+def _source_links(body: str, git_url: str | None, up: str, root: Path, lib: str = "cragrag") -> tuple[str, set[str]]:
+    """`body` with its markdown links into `git_url`'s source (nbdev's `[source]`) made links to the site's copy
+    (`src/<file>.html#L-<line>`), or dropped where the project (folder `root`) has no such file; the files linked."""
+    if not git_url: return body, set()
+    found = set()
+    def local(m):
+        if not (root / m.group(2)).is_file(): return ""
+        found.add(m.group(2))
+        return f"[{m.group(1)}]({up}src/{m.group(2)}.html" + (f"#L-{m.group(3)}" if m.group(3) else "") + ")"
+    pat = r"\[([^\]\n]*)\]\(" + re.escape(git_url.rstrip("/")) + rf"/blob/[^/\s)]+/({lib}/[\w/]+\.py)(?:#L(\d+))?\)"
+    return re.sub(pat, local, body), found
+
+def _known_names(body: str) -> set[str]:
+    "The names a page's markdown `body` defines (`def`, `class`, API entries) or imports from the package."
+    known = set(re.findall(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", body, re.M)) | set(re.findall(r"^#{2,4} (\w+)", body, re.M))
+    for m in re.finditer(r"^\s*from\s+cragrag[\w.]*\s+import\s+(?:\(([^)]*)\)|([^\n#]+))", body, re.M):
+        known |= {n.split()[-1] for n in re.sub(r"#.*", "", m.group(1) or m.group(2)).split(",") if n.strip()}
+    return known
+
+def unlink_bare(body: str, doc_url: str | None, page: str) -> str:
+    """`body` of `page` without nbdev's links on bare names (`[`answer`](…/pipeline.html#answer)`) that the page neither
+    defines nor imports from the package: in a lesson's prose such a name is the reader's variable, not the library's
+    function that happens to share it. Qualified names (`Pipeline.answer`) and links to the page itself stay."""
+    if not doc_url: return body
+    known = _known_names(body)
+    def fix(m):
+        same = m.group(2).split("#")[0].endswith("/" + page)
+        return m.group() if m.group(1) in known or same else f"`{m.group(1)}`"
+    return re.sub(r"\[`(\w+)`\]\((" + re.escape(doc_url.rstrip("/")) + r"/[^)\s]*)\)", fix, body)
+
+def _source_page(dest: Path, rel: str, root: Path, pages: list[tuple], back: tuple, pandoc: str, **kw) -> str:
+    "Render the package file `rel` (a path from the project folder `root`) as `src/<rel>.html`, with numbered lines and a link back to `back`."
+    code = (root / rel).read_text(encoding="utf-8")
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
+    here, up = f"src/{rel}.html", "../" * (rel.count("/") + 1)
+    _pandoc(f"{fence}{{#L .python .numberLines}}\n{code}\n{fence}\n", dest / here, pandoc, title=rel, nav=_nav(pages, here),
+            pager=f'<a rel="prev" href="{up}{back[3]}">← {_title_html(back)}</a>', root=up, **kw)
+    return here
+
 # %% ../../nbs/tools/95_docsite.ipynb #633c0a7a
 def _copy_images(nbs_path: Path | None, dest: Path):
     "Every `images/` folder of the notebooks (a notebook's pictures: `![…](images/x.png)`) copied to the same place in the site."
@@ -486,26 +685,48 @@ def _copy_images(nbs_path: Path | None, dest: Path):
         if d.is_dir() and not any(part.startswith((".", "_")) for part in d.relative_to(root).parts):
             shutil.copytree(d, dest / d.relative_to(root), dirs_exist_ok=True)
 
+def _render_pages(pages: list[tuple], dest: Path, pandoc: str, **kw) -> dict[str, tuple]:
+    "Render every page to `dest`, its images written as files and its source links made local; `{package file: the first page linking it}`."
+    from nbdev.config import get_config
+    names, doc_url, git_url, sources = {nb: pg for nb, _, _, pg in pages}, _doc_url(), get_config().get("git_url"), {}
+    for i, (nb, meta, body, page) in enumerate(pages):
+        up = "../" * page.count("/")
+        body = _link_pages(unlink_bare(body, doc_url, page), nb, names, doc_url)
+        body, files = _source_links(_image_files(body, dest, page), git_url, up, Path(get_config().config_path))
+        sources.update({f: pages[i] for f in files if f not in sources})
+        _pandoc(body, dest / page, pandoc, title=_title(pages[i]), description=meta.get("description"),
+                nav=_nav(pages, page), pager=_pager(pages, i), root=up, **kw)
+    return sources
+
 def build_site(dest: str | Path = "_site", nbs_path: str | Path | None = None, pandoc: str = "pandoc",
-               search: bool = True) -> Path: # False: no search index, even with pagefind installed
+               search: bool = True, # False: no search index, even with pagefind installed
+               execute=EXECUTE, # globs (from the notebooks folder) of the notebooks run for their outputs; () runs none
+               cache: str | Path | None = None # where executed notebooks are kept between builds (default: `_cache_dir()`)
+              ) -> Path:
     "Render the notebooks to a static HTML site in `dest` (needs nbdev and pandoc; pagefind for the search box)."
     if not shutil.which(pandoc): raise RuntimeError("building docs needs pandoc: apt-get install pandoc")
-    pages, dest = _load_pages(_processed(nbs_path)), Path(dest)
+    from nbdev.config import get_config
+    t0, cfg = time.time(), get_config()
+    executed = execute_notebooks(Path(nbs_path or cfg.nbs_path), tuple(execute), cache) if execute else {}
+    t1, dest = time.time(), Path(dest)
+    pages = _load_pages(_processed(nbs_path), executed)
     font = _find_font()
     if not font: warnings.warn("NanumGothic not found (pip install koreanize-matplotlib, or apt-get install fonts-nanum): Korean text needs the reader's own fonts")
     finder = _pagefind() if search else None
     if search and not finder: warnings.warn("pagefind is not installed (pip install pagefind-bin): the site has no search box")
-    names, doc_url = {nb: pg for nb, _, _, pg in pages}, _doc_url()
-    for i, (nb, meta, body, page) in enumerate(pages):
-        _pandoc(_link_pages(body, nb, names, doc_url), dest / page, pandoc, title=_title(pages[i]), description=meta.get("description"),
-                nav=_nav(pages, page), pager=_pager(pages, i), root="../" * page.count("/"), search=bool(finder), fonts=bool(font))
+    kw = dict(search=bool(finder), fonts=bool(font))
+    sources = _render_pages(pages, dest, pandoc, **kw)
+    for rel, back in sources.items(): _source_page(dest, rel, Path(cfg.config_path), pages, back, pandoc, **kw)
     _copy_images(Path(nbs_path) if nbs_path else None, dest)
     _dead_anchors(dest, [p[3] for p in pages])
+    html_files, cps = [f for f in dest.rglob("*.html") if "pagefind" not in f.relative_to(dest).parts], drawable(font)
+    for f in html_files: f.write_text(replace_glyphs(f.read_text(encoding="utf-8"), cps), encoding="utf-8")
     (dest / "llms.txt").write_text(llms_txt(pages), encoding="utf-8")
     if finder: subprocess.run(finder + ["--site", str(dest)], check=True, capture_output=True)
-    text = "".join((dest / p[3]).read_text(encoding="utf-8") for p in pages)      # (the search box's labels are in the template)
+    text = "".join(f.read_text(encoding="utf-8") for f in html_files)      # (the search box's labels are in the template)
     (dest / "assets").mkdir(exist_ok=True)
     (dest / "assets" / "site.css").write_text((_font_css(dest / "assets", text, font) if font else "") + _CSS + _highlight_css(pandoc), encoding="utf-8")
+    print(f"docs: {len(pages)} pages ({len(executed)} notebooks run or cached in {t1 - t0:.1f} s), {len(sources)} source files; {time.time() - t0:.1f} s")
     return dest
 
 # %% ../../nbs/tools/95_docsite.ipynb #adbf8a51
@@ -513,6 +734,7 @@ def build_readme(dest: str | Path = "README.md", nbs_path: str | Path | None = N
     "Write README.md from nbs/index.ipynb (needs nbdev)."
     cache = _processed(nbs_path, file_glob="index.ipynb")
     meta, body = notebook_markdown(json.loads((cache / "index.ipynb").read_text(encoding="utf-8")))
+    body = re.sub(r"\]\((images/)", r"](nbs/\1", body.replace("```{.text .output}", "```text"))   # README sits above nbs/; plain fences read anywhere
     head = f"# {meta.get('title', 'cragrag')}\n\n" + (f"> {meta['description']}\n\n" if meta.get("description") else "")
     text = "<!-- generated from nbs/index.ipynb by cragrag.tools.docsite.build_readme; do not edit -->\n\n" + head + body
     Path(dest).write_text(text, encoding="utf-8")
