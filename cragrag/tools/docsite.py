@@ -413,15 +413,10 @@ OTHER DEALINGS IN THE FONT SOFTWARE.
 """
 
 # %% ../../nbs/tools/95_docsite.ipynb #66d4bd96
-def _font_dirs() -> list[Path]:
-    "Where NanumGothic may lie: koreanize-matplotlib's bundled copy (a dev extra), then Debian's fonts-nanum."
-    import importlib.util
-    spec = importlib.util.find_spec("koreanize_matplotlib")
-    return ([Path(p) / "fonts" for p in spec.submodule_search_locations or []] if spec else []) + [Path("/usr/share/fonts/truetype/nanum")]
-
 def _find_font(dirs: list[Path] | None = None) -> Path | None:
-    "NanumGothic's regular TTF, from the first of `dirs` (default: `_font_dirs()`) that has it."
-    return next((d / "NanumGothic.ttf" for d in (_font_dirs() if dirs is None else dirs) if (d / "NanumGothic.ttf").is_file()), None)
+    "NanumGothic's regular TTF, found where the question page finds its font (`cragrag.serve.page.korean_font`: koreanize-matplotlib's copy, then Debian's fonts-nanum)."
+    from cragrag.serve.page import korean_font
+    return korean_font(dirs)
 
 def _font_css(assets: Path, text: str, src: Path) -> str:
     """The `@font-face` that draws the site's Korean text with the font `src`, the font and its licence written under `assets/fonts`.
