@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from conftest import _wait_until_serving
-from test_site_browser import CHROMIUM, DEJAVU, Chromium
+from test_site_browser import CHROMIUM, Chromium, browser   # noqa: F401 (browser: the same fixture, Chromium with only DejaVu fonts)
 
 pytest.importorskip("fastapi"); pytest.importorskip("uvicorn")
 pytestmark = pytest.mark.skipif(not CHROMIUM, reason="chromium not installed (apt-get install chromium)")
@@ -60,15 +60,6 @@ def servers(tmp_path_factory):
         try: proc.wait(20)
         except subprocess.TimeoutExpired: proc.kill()
         log.close()
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    fc = tmp_path_factory.mktemp("fontconfig")          # no Korean font for Chromium: only DejaVu
-    (fc / "fonts.conf").write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig><dir>{DEJAVU}</dir>'
-                                   f'<include ignore_missing="yes">/etc/fonts/conf.d</include><cachedir>{fc / "cache"}</cachedir></fontconfig>', encoding="utf-8")
-    b = Chromium(tmp_path_factory.mktemp("profile"), {**os.environ, "FONTCONFIG_FILE": str(fc / "fonts.conf")})
-    yield b
-    b.close()
 
 class Page:
     "A tab on the page that keeps what the tab did: console errors, exceptions, and every URL it requested."
