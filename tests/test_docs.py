@@ -69,3 +69,31 @@ def test_readme_is_generated_from_index(tmp_path, monkeypatch):
     out = build_readme(dest=tmp_path / "README.md")
     assert out.read_text(encoding="utf-8") == (ROOT / "README.md").read_text(encoding="utf-8"), \
         "README.md is stale: run python -c 'from cragrag.tools.docsite import build_readme; build_readme()'"
+
+EXTRA_OF = {"matplotlib": "dev", "ipywidgets": "dev", "cragrag.course.widgets": "dev", "langgraph": "langgraph",
+            "FlagEmbedding": "bge", "transformers": "bge", "torch": "bge", "fastapi": "server", "uvicorn": "server", "cragrag.serve": "server"}
+
+def needed_extras(code: str) -> set[str]:
+    "The extras a notebook's code needs: what it imports (or looks up with `find_spec`) that an extra provides."
+    mods = re.findall(r"^\s*(?:from|import)\s+([\w.]+)", code, re.M) + re.findall(r"find_spec\(\s*[\"']([\w.]+)", code)
+    return {x for m in mods for name, x in EXTRA_OF.items() if m == name or m.startswith(name + ".")}
+
+def test_needed_extras():
+    test = "import os\nfrom matplotlib.figure import Figure\nfrom cragrag.course.widgets import png\nHAVE = find_spec('langgraph')\n# import torch"
+    assert needed_extras(test) == {"dev", "langgraph"}              # (a comment names nothing)
+    assert needed_extras("from cragrag.core.config import Settings") == set()
+
+def test_executed_pages_state_their_extras():
+    "Every notebook the docs build runs says near its top what it needs installed, names every extra its code uses, and only real ones."
+    import json
+    from cragrag.tools.docsite import EXECUTE
+    real = set(re.findall(r"'(\w+)': \w+_requirements", (ROOT / "setup.py").read_text(encoding="utf-8")))
+    assert {"dev", "bge", "server", "langgraph"} <= real
+    for path in sorted({p for g in EXECUTE for p in (ROOT / "nbs").glob(g)}):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        top = [s for c in cells[:3] if c["cell_type"] == "markdown" and re.match(r"\*\*(필요한 설치|Needs):\*\*", s := "".join(c["source"]))]
+        assert top, f"{path.name}: no '**필요한 설치:**' / '**Needs:**' line among its first cells"
+        named = {x.strip() for group in re.findall(r"\[(\w+(?:,\s*\w+)*)\]", top[0]) for x in group.split(",")}
+        assert named <= real, f"{path.name} names extras that do not exist: {named - real}"
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert needed_extras(code) <= named, f"{path.name} uses {needed_extras(code) - named} without saying so"

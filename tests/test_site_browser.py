@@ -2,7 +2,7 @@
 
 It fails on a broken link or anchor, an image that does not load, a console error, Korean text drawn as boxes, any character
 of a page's text that neither the site's font nor DejaVu has (emoji, ㊿: a box on the reader's screen), a link to a placeholder
-host, a lesson page (tutorials/, course/) with code but no outputs, or a plot of an executed notebook missing from its page. Chromium
+host, a page of an executed notebook (lessons and course modules alike) with code but no outputs or with a widget that has no static table, or a plot of an executed notebook missing from its page. Chromium
 runs with a font configuration that holds no Korean font (only DejaVu), so the Hangul on the pages can only be drawn
 by the font the site brings. The site is served over HTTP on 127.0.0.1, and also opened once from `file://`, the way
 a reader opens a local copy. DevTools protocol commands go over `--remote-debugging-pipe`: no websocket library.
@@ -157,6 +157,17 @@ def boxes(chars: str, cps: set[int] | None) -> str:
     return "".join(sorted(c for c in chars if cps is not None and ord(c) not in cps and not c.isspace()
                           and unicodedata.category(c) not in ("Mn", "Me", "Cf", "Cc")))
 
+def page_of(nb: str) -> str:
+    "The site page of a notebook path relative to nbs/ (`course/98_exercises.ipynb` -> `course/exercises.html`)."
+    return (Path(nb).parent / (re.sub(r"^\d+_", "", Path(nb).stem) + ".html")).as_posix()
+
+@functools.cache
+def executed_pages() -> set[str]:
+    "The pages of the notebooks the docs build runs (`EXECUTE`): lessons and the course's module pages alike."
+    from cragrag.tools.docsite import EXECUTE
+    nbs = ROOT / "nbs"
+    return {page_of(p.relative_to(nbs).as_posix()) for g in EXECUTE for p in nbs.glob(g)}
+
 @functools.cache
 def expected_plots() -> dict[str, int]:
     """The plots each executed notebook's page should show: `{page: image outputs the page renders}`, read from the build's cache
@@ -166,24 +177,20 @@ def expected_plots() -> dict[str, int]:
     out, nbs = {}, ROOT / "nbs"
     for path in sorted({p for g in EXECUTE for p in nbs.glob(g)}):
         if not (f := _cache_dir() / f"{path.stem}-{_nb_key(path)}.ipynb").is_file(): continue
-        nb, ran = path.relative_to(nbs).as_posix(), json.loads(f.read_text(encoding="utf-8"))
-        page = (Path(nb).parent / (re.sub(r"^\d+_", "", Path(nb).stem) + ".html")).as_posix()
-        out[page] = sum(m.startswith("![](data:image/png") for c in ran["cells"] if c["cell_type"] == "code"
-                        for m in _code_md("".join(c["source"]), c.get("outputs", [])))
+        ran = json.loads(f.read_text(encoding="utf-8"))
+        out[page_of(path.relative_to(nbs).as_posix())] = sum(
+            m.startswith("![](data:image/png") for c in ran["cells"] if c["cell_type"] == "code"
+            for m in _code_md("".join(c["source"]), c.get("outputs", [])))
     return out
-
-def is_module(page: str) -> bool:
-    "Whether the notebook of `page` (`course/judge.html` from `nbs/course/35_judge.ipynb`) exports a module: an API page, not a lesson."
-    folder, stem = ROOT / "nbs" / Path(page).parent, Path(page).stem
-    nb = next((n for n in folder.glob("*.ipynb") if re.sub(r"^\d+_", "", n.stem) == stem), None)
-    return nb is not None and "#| default_exp" in nb.read_text(encoding="utf-8")
 
 def page_problems(page: str, r: dict, html: str, cps: set[int] | None) -> list[str]:
     "What the new checks find wrong with one page, from what `PAGE_JS` read of it and its HTML."
     problems = [f"{page}: links to a placeholder host: {link}" for link in r["links"] if PLACEHOLDER.match(link)]
     if bad := boxes(r["chars"], cps): problems.append(f"{page}: characters no font here draws (boxes): {bad!r}")
-    lesson = page.startswith(("tutorials/", "course/")) and not is_module(page)       # (a module's page documents; a lesson shows)
-    if lesson and r["code"] and not r["outputs"]: problems.append(f"{page}: a lesson with {r['code']} code blocks and no outputs")
+    if page in executed_pages() and r["code"] and not r["outputs"]:
+        problems.append(f"{page}: an executed page with {r['code']} code blocks and no outputs")
+    if page in executed_pages() and 'class="widget-note' in html:
+        problems.append(f"{page}: a widget shown as a note, without its static table")
     if r["plots"] < (want := expected_plots().get(page, 0)): problems.append(f"{page}: {want} plots in the notebook, {r['plots']} on the page")
     return problems
 
@@ -249,19 +256,27 @@ def test_search_and_local_copy(site, served, browser):
     assert not [e for e in errors if "pagefind" not in e], errors      # (pagefind's own fetches need HTTP)
 
 def test_screenshots(site, served, browser):
-    "The home page, a course page and an API page as pictures, light and dark, when CRAGRAG_SITE_SHOTS names a folder."
+    """The pages as a reader sees them, when CRAGRAG_SITE_SHOTS names a folder: the home page, an API page and lesson 5 scrolled
+    to its plot, light and dark at 1280 px; lesson 5 on a phone (390 px), and with its menu open."""
     if not (out := os.environ.get("CRAGRAG_SITE_SHOTS")): pytest.skip("set CRAGRAG_SITE_SHOTS=<folder> to keep screenshots")
     import base64
     Path(out).mkdir(parents=True, exist_ok=True)
-    s = browser.tab()
-    browser.send("Emulation.setDeviceMetricsOverride", s, width=1280, height=900, deviceScaleFactor=1, mobile=False)
-    course = sorted(p.relative_to(site).as_posix() for p in (site / "tutorials").glob("*.html"))[:1] if (site / "tutorials").is_dir() else []
-    for page in ["index.html", "decide/crag.html", *course]:
-        for scheme in ("light", "dark"):
-            browser.send("Emulation.setEmulatedMedia", s, features=[{"name": "prefers-color-scheme", "value": scheme}])
-            browser.open(s, served + page); browser.js(s, "document.fonts.ready.then(() => 1)")
-            png = browser.send("Page.captureScreenshot", s, format="png")["data"]
-            (Path(out) / f"{page.replace('/', '_')[:-5]}-{scheme}.png").write_bytes(base64.b64decode(png))
+    s, lesson = browser.tab(), "tutorials/score_gate.html"
+    def shot(name: str, page: str, scheme: str = "light", width: int = 1280, height: int = 900, then: str | None = None):
+        browser.send("Emulation.setDeviceMetricsOverride", s, width=width, height=height, deviceScaleFactor=1, mobile=width < 600)
+        browser.send("Emulation.setEmulatedMedia", s, features=[{"name": "prefers-color-scheme", "value": scheme}])
+        browser.open(s, served + page); browser.js(s, "document.fonts.ready.then(() => 1)")
+        if then: browser.js(s, f"(async () => {{ {then}; await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); return 1; }})()")
+        png = browser.send("Page.captureScreenshot", s, format="png")["data"]
+        (Path(out) / f"{name}.png").write_bytes(base64.b64decode(png))
+    to_plot = 'document.querySelector("main img.output, main .output img").scrollIntoView({block: "center"})'
+    for scheme in ("light", "dark"):
+        shot(f"site-home-{scheme}", "index.html", scheme)
+        shot(f"site-api-{scheme}", "decide/crag.html", scheme)
+        shot(f"site-lesson5-plot-{scheme}", lesson, scheme, then=to_plot)
+    shot("site-lesson5-phone", lesson, width=390, height=844)
+    shot("site-lesson5-phone-menu", lesson, width=390, height=844, then='document.querySelector("button.menu").click()')
+    assert len(list(Path(out).glob("site-*.png"))) >= 8
 
 def test_api_docs_offline(browser):
     "The HTTP API's /docs (Swagger UI) and /redoc render from the server's own files: nothing is fetched from elsewhere."

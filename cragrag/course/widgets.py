@@ -15,8 +15,8 @@ from ..core.schema import QueryType, RouteResult, SearchStrategy
 from ..check.verify import decompose_claims, verify_answer
 
 # %% auto #0
-__all__ = ['WIDGETS_ENV', 'NOTE', 'ROUTE_EXAMPLES', 'korean_font', 'widget_frontend', 'text_table', 'html_table', 'Markup',
-           'StaticView', 'top1_scores', 'gate_decision', 'gate_counts', 'plot_gate', 'png', 'threshold_view',
+__all__ = ['WIDGETS_ENV', 'NOTE', 'PLOT_HINT', 'ROUTE_EXAMPLES', 'korean_font', 'widget_frontend', 'text_table', 'html_table',
+           'Markup', 'StaticView', 'top1_scores', 'gate_decision', 'gate_counts', 'plot_gate', 'png', 'threshold_view',
            'threshold_explorer', 'RouteExplanation', 'explain_route', 'route_view', 'route_explorer', 'answer_check',
            'verification_view', 'verification_explorer']
 
@@ -253,6 +253,8 @@ def _questions(questions, labels):
 def _few(idx, texts, k=4) -> str:
     return "; ".join(texts[i] for i in idx[:k]) + (f" … (+{len(idx) - k})" if len(idx) > k else "") if idx else "-"
 
+PLOT_HINT = "(점수 분포 그림은 matplotlib이 필요합니다: pip install 'cragrag[dev]')"
+
 def threshold_view(texts, scores, score_threshold, abort_threshold, labels=None, max_retries=2, plot=True) -> StaticView:
     "The threshold explorer's state as tables (and the plot as an inline PNG)."
     g = gate_counts(scores, score_threshold, abort_threshold, labels, max_retries)
@@ -275,8 +277,9 @@ def threshold_view(texts, scores, score_threshold, abort_threshold, labels=None,
         parts_h += [html_table(heads, lrows, "레이블별 결정"), html_table(["오류", "건수", "질문"], errs, "이 기준이 만드는 오류")]
         parts_t += [text_table(heads, lrows), text_table(["오류", "건수", "질문"], errs)]
     if plot:
-        img = base64.b64encode(png(plot_gate(scores, t, a, labels))).decode()
-        parts_h.append(f"<img alt='점수 분포' src='data:image/png;base64,{img}'/>")
+        try: img = base64.b64encode(png(plot_gate(scores, t, a, labels))).decode()
+        except ImportError: parts_h.append(f"<p>{PLOT_HINT}</p>"); parts_t.append(PLOT_HINT)   # the tables still teach
+        else: parts_h.append(f"<img alt='점수 분포' src='data:image/png;base64,{img}'/>")
     return StaticView("<div>" + "<br/>".join(parts_h) + "</div>", "\n\n".join(parts_t))
 
 def threshold_explorer(pipeline,                          # an indexed `Pipeline`

@@ -273,7 +273,7 @@ nav.site{width:16rem;padding:1rem;background:var(--side);min-height:100vh;flex-s
 nav.site a{display:block;padding:.15rem 0;color:var(--link);text-decoration:none} nav.site a.here{font-weight:bold;color:var(--fg)}
 nav.site a.brand{font-size:1.3rem;font-weight:bold;color:var(--fg);margin-bottom:.6rem}
 nav.site h2{font-size:.78rem;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);margin:1rem 0 .3rem}
-main{flex:1;min-width:0;max-width:60rem;padding:1rem 2rem 3rem;overflow-x:auto}
+main{flex:1;min-width:0;max-width:60rem;padding:1rem 2rem 3rem;overflow-x:auto;word-break:keep-all;overflow-wrap:break-word}
 p.description{color:var(--muted);font-size:1.1rem}
 pre{background:var(--code);padding:.6rem;overflow-x:auto;border-radius:4px} div.sourceCode{background:var(--code);border-radius:4px}
 nav#TOC{float:right;max-width:16rem;font-size:.85rem;margin:0 0 1rem 1rem;border-left:2px solid var(--line);padding-left:.6rem}
