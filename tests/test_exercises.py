@@ -5,7 +5,8 @@ import re
 import pytest
 from cragrag.course import exercises as E
 from cragrag.course.exercises import (check_retries, check_strict_grader, check_route_pattern, check_diagnosis,
-                                      check_switch_source, judge_calls_absent, ROUTE_TARGETS, DIAGNOSIS_CASES, EXERCISES)
+                                      check_switch_source, check_rag_failures, check_thresholds, check_calibration,
+                                      judge_calls_absent, ROUTE_TARGETS, DIAGNOSIS_CASES, RAG_FAILURE_CASES, GATE_SCORES, EXERCISES)
 from cragrag.course.judge import JudgeCRAG
 from cragrag.decide.threeway import private_data, corrective_route, ExternalPolicy
 
@@ -32,7 +33,26 @@ def switch(query, verdict, internal, external, policy):
     if verdict == "AMBIGUOUS": return "combine"
     return "external_only" if found else "refuse"
 
-@pytest.mark.parametrize("check, answer", [(check_retries, measure), (check_strict_grader, strict_grade),
+def failure_kind(case): return "검색 빗나감" if case["top_score"] < 0.3 else "환각"
+
+def choose(table):
+    kind = lambda k: sorted(s for _, x, s in table if x == k)
+    an, vg, oc = kind("answerable"), kind("vocabulary_gap"), kind("out_of_corpus")
+    return (oc[-1] + an[len(an) // 10]) / 2, min(an[0], vg[len(vg) // 2])
+
+def pick(pos, neg, max_false_pass):
+    allowed = int(max_false_pass * len(neg) + 1e-9)
+    ranked = sorted(neg, reverse=True)
+    cut = ranked[allowed] if allowed < len(neg) else -1.0
+    above = [x for x in pos if x > cut]
+    return min(above) if above else cut + 1e-6
+
+POS = [s for _, k, s in GATE_SCORES if k == "answerable"]
+NEG = [s for _, k, s in GATE_SCORES if k == "out_of_corpus"]
+calibration = lambda f: check_calibration(f, POS, NEG)
+
+@pytest.mark.parametrize("check, answer", [(check_rag_failures, failure_kind), (check_thresholds, choose), (calibration, pick),
+                                           (check_retries, measure), (check_strict_grader, strict_grade),
                                            (check_route_pattern, ROUTE_REF), (check_diagnosis, diagnose),
                                            (check_switch_source, switch)])
 def test_reference_passes(check, answer):
@@ -99,7 +119,36 @@ def test_switch_refuses_copies_leaks_and_policy_blind():
     assert not check_switch_source(three_arms).ok
     assert not check_switch_source({"CORRECT": "use_retrieval"}).ok
 
-@pytest.mark.parametrize("check", [check_retries, check_strict_grader, check_route_pattern, check_diagnosis, check_switch_source])
+def test_failures_refuse_labels_and_visible_lookups():
+    assert not check_rag_failures({"A": "검색 빗나감", "B": "환각"}).ok                  # the typed answer of the old exercise
+    visible = {c["question"]: c["label"] for c in RAG_FAILURE_CASES.values()}
+    for cheat in (lambda c: visible.get(c["question"], "환각"), lambda c: visible.get(c["question"], "검색 빗나감"), lambda c: "환각"):
+        assert not check_rag_failures(cheat).ok
+    numbers = lambda c: "환각" if set(re.findall(r"\d+", c["answer"])) - set(re.findall(r"\d+", c["evidence"])) else "검색 빗나감"
+    assert not check_rag_failures(numbers).ok                                   # a changed meaning with the same number
+
+@pytest.mark.parametrize("typed", [(0.3, 0.1), (0.3, 0.125), (0.2, 0.05), (0.4, 0.11)])
+def test_thresholds_refuse_constants(typed):
+    assert not check_thresholds(typed).ok                                       # a pair, not a rule
+    assert not check_thresholds(lambda t: typed).ok                             # a rule that ignores its table
+
+def test_thresholds_hold_on_any_order_preserving_scale():
+    import math
+    for f in (lambda s: s, lambda s: s ** 2, lambda s: 1 / (1 + math.exp(-8 * (s - 0.3))), lambda s: 0.1 + 0.3 * s):
+        t = [(q, k, f(s)) for q, k, s in GATE_SCORES]
+        assert check_thresholds(choose, t).ok                                   # the reference rule is not tuned to the check's scales
+
+def test_calibration_refuses_numbers_copies_and_ties():
+    assert not calibration(0.2).ok and "함수" in calibration(0.2).message
+    assert not calibration(lambda p, n, m: 0.2).ok                              # right here, wrong on the held-out sets
+    from cragrag.decide.calibration import choose_thresholds
+    import cragrag.decide.calibration as cal
+    fb = calibration(lambda p, n, m: choose_thresholds(p, n, max_false_pass=m).pass_threshold)
+    assert not fb.ok and "choose_thresholds" in fb.message and cal.auc.__name__ == "auc"   # caught; the spy is gone
+    assert not calibration(lambda p, n, m: sorted(n, reverse=True)[int(m * len(n) + 1e-9)]).ok   # the tied cut lets one more pass
+
+@pytest.mark.parametrize("check", [check_retries, check_strict_grader, check_route_pattern, check_diagnosis, check_switch_source,
+                                   check_rag_failures, check_thresholds, calibration])
 def test_unfilled_todo_is_a_hint_not_an_error(check):
     for todo in (None, ...):
         fb = check(todo)

@@ -58,30 +58,68 @@ def _watch(owner, name: str):
 
 # %% ../../nbs/course/98_exercises.ipynb #22227ed2
 RAG_FAILURE_CASES = {
-    "A": {"question": "주차장 정책 알려줘",
+    "A": {"question": "주차장 정책 알려줘", "top_score": 0.061,
           "evidence": "「보험업감독규정」 제4-39조 (top-1 rerank 0.061)",
           "answer": "모집한 보험계약을 통해 형성된 보험회사의 자산에 일정한 제한을 요구하는 행위 (근거: 「보험업감독규정」 제4-39조)",
           "label": "retrieval_miss", "why": "근거 자체가 질문과 무관합니다(주차장 ↔ 보험 모집 규정, 점수 0.061). 생성은 근거를 충실히 옮겼을 뿐입니다."},
-    "B": {"question": "보험계약은 언제 성립하나요?",
+    "B": {"question": "보험계약은 언제 성립하나요?", "top_score": 0.745,
           "evidence": "「상법」 제638조의2 (top-1 rerank 0.745): … 30일내에 그 상대방에 대하여 낙부의 통지를 발송하여야 한다.",
           "answer": "보험자는 청약을 받은 날부터 45일 안에 승낙 여부를 알려야 합니다.",
           "label": "hallucination", "why": "근거는 맞는 조문(제638조의2)인데 답의 '45일'이 근거의 '30일'과 다릅니다."}}
+# Held out (not shown in the lesson): plain-RAG outputs on the bundled corpus, top-1 chunk and score measured with
+# `Pipeline.retrieve`; a miss quotes the unrelated top chunk faithfully, a hallucination changes what the right article says.
+_RAG_FAILURE_HELDOUT = [
+    {"question": "교통사고 합의금은 얼마가 적당한가요?", "top_score": 0.029,
+     "evidence": "「상법」 제649조(사고발생전의 임의해지) ① 보험사고가 발생하기 전에는 보험계약자는 언제든지 계약의 전부 또는 일부를 해지할 수 있다.",
+     "answer": "보험사고가 발생하기 전에는 보험계약자는 언제든지 계약의 전부 또는 일부를 해지할 수 있습니다 (근거: 「상법」 제649조)",
+     "label": "retrieval_miss", "why": "합의금을 묻는데 근거는 임의해지 조문입니다(점수 0.029): 답은 근거를 충실히 옮겼습니다."},
+    {"question": "보험금 청구권의 소멸시효는 몇 년인가요?", "top_score": 0.901,
+     "evidence": "「상법」 제662조(소멸시효) 보험금청구권은 3년간, 보험료 또는 적립금의 반환청구권은 3년간, 보험료청구권은 2년간 행사하지 아니하면 시효의 완성으로 소멸한다.",
+     "answer": "보험금청구권은 5년간 행사하지 않으면 시효로 소멸합니다 (근거: 「상법」 제662조)",
+     "label": "hallucination", "why": "맞는 조문(제662조, 점수 0.901)인데 답의 5년이 근거의 3년과 다릅니다."},
+    {"question": "강아지 미용 예약 취소 수수료", "top_score": 0.017,
+     "evidence": "「보험업감독규정」 제4-32조(사업비의 합리적 집행) ⑩ 보험회사는 보험설계사 등과의 보험계약 모집을 위한 위탁계약이 해지되는 시점에 … 수수료등이 다른 수수료 지급방식보다 불리하지 않도록 하여야 한다.",
+     "answer": "보험회사는 위탁계약이 해지되는 시점에 수수료등이 다른 수수료 지급방식보다 불리하지 않도록 하여야 합니다 (근거: 「보험업감독규정」 제4-32조)",
+     "label": "retrieval_miss", "why": "'수수료'라는 말만 같을 뿐 근거는 보험설계사 수수료 규정입니다(점수 0.017)."},
+    {"question": "보험사기죄의 상습범은 어떻게 처벌하나요?", "top_score": 0.516,
+     "evidence": "「보험사기방지 특별법」 제9조(상습범) 상습으로 제8조의 죄를 범한 자는 그 죄에 정한 형의 2분의 1까지 가중한다.",
+     "answer": "상습범은 그 죄에 정한 형의 2배까지 가중합니다 (근거: 「보험사기방지 특별법」 제9조)",
+     "label": "hallucination", "why": "맞는 조문(제9조, 점수 0.516)인데 근거의 '2분의 1까지'가 답에서 '2배까지'가 되었습니다: 숫자 2는 근거에 있어도 뜻이 다릅니다."},
+    {"question": "아파트 관리비 연체료 계산법", "top_score": 0.074,
+     "evidence": "「보험업감독규정」 제7-64조(보험료 및 해약환급금 산출방법서의 필수기재사항) 3. 해약환급금의 계산에 관한 사항(해약환급금 계산시에 적용한 이율, 위험률, 해약공제액 …)",
+     "answer": "해약환급금의 계산에 관한 사항(해약환급금 계산시에 적용한 이율, 위험률, 해약공제액 …) (근거: 「보험업감독규정」 제7-64조)",
+     "label": "retrieval_miss", "why": "'계산'이라는 말만 같을 뿐 근거는 보험료 산출방법서 규정입니다(점수 0.074)."},
+    {"question": "보험회사의 해산 사유는?", "top_score": 0.941,
+     "evidence": "「보험업법」 제137조(해산사유 등) ② 보험회사가 제1항제6호의 사유로 해산하면 금융위원회는 7일 이내에 그 보험회사의 본점 또는 주된 사무소의 소재지의 등기소에 그 등기를 촉탁하여야 한다.",
+     "answer": "보험업 허가취소로 해산하면 금융위원회는 14일 이내에 등기를 촉탁해야 합니다 (근거: 「보험업법」 제137조)",
+     "label": "hallucination", "why": "맞는 조문(제137조, 점수 0.941)인데 답의 14일이 근거의 7일과 다릅니다."},
+]
 
 _FAILURE_ALIASES = {"retrieval_miss": {"retrieval_miss", "검색 빗나감", "검색빗나감", "검색 실패", "retrieval"},
                     "hallucination": {"hallucination", "환각"}}
+_FAILURE_KO = {"retrieval_miss": "검색 빗나감", "hallucination": "환각"}
 
 def _norm_label(x) -> str | None:
     s = str(x).strip().lower()
     return next((k for k, al in _FAILURE_ALIASES.items() if s in al), None)
 
-def check_rag_failures(answer: dict | None) -> Feedback:
-    "Lesson 1: `answer` maps each case of `RAG_FAILURE_CASES` to '검색 빗나감' (retrieval_miss) or '환각' (hallucination)."
-    if _todo(answer) or not answer: return _hint("근거가 질문과 관련 있는지 먼저 보세요. 관련 있는데 답이 틀렸다면 환각입니다.")
-    for k, case in RAG_FAILURE_CASES.items():
-        got = _norm_label(answer.get(k, ""))
-        if got is None: return Feedback(False, f"사례 {k}: '검색 빗나감' 또는 '환각' 중 하나로 답하세요 (받은 값: {answer.get(k)!r}).")
-        if got != case["label"]: return Feedback(False, f"사례 {k}는 {got}가 아닙니다. {case['why']}")
-    return Feedback(True, " / ".join(f"{k}: {c['why']}" for k, c in RAG_FAILURE_CASES.items()))
+def check_rag_failures(failure_kind: Callable[[dict], str] | None) -> Feedback:
+    "Lesson 1: `failure_kind(case)` names a plain-RAG failure '검색 빗나감' (retrieval miss) or '환각' (hallucination): A and B, then six held-out cases."
+    hint = "근거가 질문과 관련 있는지(top_score)부터 보세요. 관련 있는데 답이 근거와 다르면 환각, 근거가 무관하면 검색 빗나감입니다."
+    if _todo(failure_kind) or isinstance(failure_kind, dict) and all(map(_todo, failure_kind.values())): return _hint(hint)
+    if not callable(failure_kind):
+        return Feedback(False, f"{type(failure_kind).__name__}를 받았습니다. 사례 하나(dict: question, evidence, top_score, answer)를 받아 "
+                               "'검색 빗나감' 또는 '환각'을 돌려주는 함수 failure_kind(case) 를 넘기세요: 두 사례의 답을 적은 표로는 "
+                               "확인 함수가 레슨에 없는 사례를 판정할 수 없습니다.")
+    cases = [(f"사례 {k}", c) for k, c in RAG_FAILURE_CASES.items()] + [("(레슨에 없는 새 사례)", c) for c in _RAG_FAILURE_HELDOUT]
+    for i, (name, case) in enumerate(cases):
+        got = _call(failure_kind, {k: case[k] for k in ("question", "evidence", "top_score", "answer")})
+        if isinstance(got, Exception): return Feedback(False, f"{name}에서 예외가 났습니다: {type(got).__name__}: {got}")
+        if _todo(got) and i == 0: return _hint(hint)
+        if (label := _norm_label(got)) is None: return Feedback(False, f"{name}: '검색 빗나감' 또는 '환각' 중 하나를 돌려주세요 (받은 값: {got!r}).")
+        if label != case["label"]:
+            return Feedback(False, f"{name} '{case['question']}' → {_FAILURE_KO[label]}, 답은 {_FAILURE_KO[case['label']]}입니다. {case['why']}")
+    return Feedback(True, f"사례 A·B와 새 사례 {len(_RAG_FAILURE_HELDOUT)}개를 모두 맞혔습니다. " + " / ".join(f"{k}: {c['why']}" for k, c in RAG_FAILURE_CASES.items()))
 
 # %% ../../nbs/course/98_exercises.ipynb #c39c8e40
 STRICT_GRADER_CONTEXT = ("① 보험자가 보험계약자로부터 보험계약의 청약과 함께 보험료 상당액의 전부 또는 일부의 지급을 받은 때에는 "
@@ -301,31 +339,90 @@ def gate_counts(table, score: float, abort: float) -> dict[str, dict[str, int]]:
         out.setdefault(kind, {"pass": 0, "rewrite": 0, "refuse": 0})[d] += 1
     return out
 
-def check_thresholds(answer: tuple | None, table=GATE_SCORES) -> Feedback:
-    "Lesson 5: `answer = (crag_score_threshold, crag_abort_threshold)` meeting the four goals on `table`."
-    if _todo(answer) or _todo(answer[0]) or _todo(answer[1]): return _hint("out_of_corpus 의 최고 점수보다 조금 위에 통과선을, vocabulary_gap 을 대부분 살리는 곳에 거절선을 두세요.")
-    score, abort = answer
-    if not 0 <= abort <= score <= 1: return Feedback(False, f"0 ≤ abort({abort}) ≤ score({score}) ≤ 1 이어야 합니다 (Settings 가 거부합니다).")
+# Held out: the same questions scored by rerankers of other scales (order kept, scale changed), as another corpus or
+# model would give. Thresholds typed for one scale fail here; a rule that reads them off the table does not.
+_SCALES = [("점수가 절반인 재순위 모델 (0.5 × 점수)", lambda s: 0.5 * s),
+           ("점수가 위로 눌린 재순위 모델 (√점수)", lambda s: s ** 0.5),
+           ("바닥이 0.25인 재순위 모델 (0.25 + 0.7 × 점수)", lambda s: 0.25 + 0.7 * s)]
+
+def _threshold_problem(table, score: float, abort: float) -> str | None:
+    "Which of the four goals `(score, abort)` misses on `table` (None: all met)."
+    if not 0 <= abort <= score <= 1: return f"0 ≤ abort({abort:.3f}) ≤ score({score:.3f}) ≤ 1 이어야 합니다 (Settings 가 거부합니다)."
     c = gate_counts(table, score, abort); n = {k: sum(v.values()) for k, v in c.items()}
     oc, an, vg = c.get("out_of_corpus", {}), c.get("answerable", {}), c.get("vocabulary_gap", {})
-    if oc.get("pass"): return Feedback(False, f"없는 주제 {oc['pass']}개가 통과합니다: 통과선 {score}가 너무 낮습니다 (out_of_corpus 최고 점수보다 위에 두세요).")
-    if an.get("refuse"): return Feedback(False, f"답이 있는 질문 {an['refuse']}개가 즉시 거절됩니다: 거절선 {abort}가 너무 높습니다.")
-    if an.get("pass", 0) < 0.9 * n.get("answerable", 0): return Feedback(False, f"답이 있는 질문 중 {an.get('pass', 0)}/{n['answerable']}만 통과합니다 (90% 이상 필요): 통과선 {score}가 너무 높습니다.")
-    if vg.get("refuse", 0) > n.get("vocabulary_gap", 0) / 2: return Feedback(False, f"어휘 격차 질문 {vg['refuse']}/{n['vocabulary_gap']}개가 재작성 기회 없이 거절됩니다: 거절선을 낮추세요.")
-    if oc.get("refuse", 0) < n.get("out_of_corpus", 0) / 2: return Feedback(False, f"없는 주제 중 {oc.get('refuse', 0)}/{n['out_of_corpus']}만 즉시 거절됩니다 (절반 이상 필요): 거절선을 올리세요.")
-    return Feedback(True, f"통과 {an['pass']}/{n['answerable']}, 어휘 격차 재작성 {vg.get('rewrite', 0)}/{n['vocabulary_gap']}, 없는 주제 즉시 거절 {oc['refuse']}/{n['out_of_corpus']} (LLM 호출 0회).")
+    if oc.get("pass"): return f"없는 주제 {oc['pass']}개가 통과합니다: 통과선 {score:.3f}가 너무 낮습니다 (out_of_corpus 최고 점수보다 위에 두세요)."
+    if an.get("refuse"): return f"답이 있는 질문 {an['refuse']}개가 즉시 거절됩니다: 거절선 {abort:.3f}가 너무 높습니다."
+    if an.get("pass", 0) < 0.9 * n.get("answerable", 0): return f"답이 있는 질문 중 {an.get('pass', 0)}/{n['answerable']}만 통과합니다 (90% 이상 필요): 통과선 {score:.3f}가 너무 높습니다."
+    if vg.get("refuse", 0) > n.get("vocabulary_gap", 0) / 2: return f"어휘 격차 질문 {vg['refuse']}/{n['vocabulary_gap']}개가 재작성 기회 없이 거절됩니다: 거절선 {abort:.3f}를 낮추세요."
+    if oc.get("refuse", 0) < n.get("out_of_corpus", 0) / 2: return f"없는 주제 중 {oc.get('refuse', 0)}/{n['out_of_corpus']}만 즉시 거절됩니다 (절반 이상 필요): 거절선 {abort:.3f}를 올리세요."
+    return None
+
+def check_thresholds(choose: Callable | None, table=GATE_SCORES) -> Feedback:
+    "Lesson 5: `choose(table) -> (crag_score_threshold, crag_abort_threshold)` meeting the four goals on `table` and on three rescaled tables."
+    hint = "out_of_corpus 의 최고 점수보다 위에 통과선을, 답이 있는 질문은 하나도 자르지 않고 vocabulary_gap 의 절반 이상을 살리는 곳에 거절선을 두세요: 표의 점수에서 계산하세요."
+    if _todo(choose) or isinstance(choose, tuple) and any(map(_todo, choose)): return _hint(hint)
+    if not callable(choose):
+        return Feedback(False, f"{choose!r}를 받았습니다. 숫자 두 개가 아니라, 점수 표를 받아 (통과선, 거절선)을 돌려주는 함수 choose(table) 를 넘기세요: "
+                               "확인 함수가 같은 질문을 다른 척도로 잰 표에도 돌려 봅니다. 한 척도에서 고른 숫자는 다른 코퍼스·다른 재순위 모델에서 맞지 않습니다.")
+    tables = [("이 표", list(table))] + [(name, [(q, k, round(f(s), 4)) for q, k, s in GATE_SCORES]) for name, f in _SCALES]
+    for i, (name, t) in enumerate(tables):
+        got = _call(choose, list(t))
+        if isinstance(got, Exception): return Feedback(False, f"[{name}] 예외가 났습니다: {type(got).__name__}: {got}")
+        if i == 0 and (_todo(got) or isinstance(got, tuple) and any(map(_todo, got))): return _hint(hint)
+        try: score, abort = (float(x) for x in got)
+        except (TypeError, ValueError): return Feedback(False, f"[{name}] (통과선, 거절선) 두 수를 돌려주세요 (받은 값: {got!r}).")
+        if problem := _threshold_problem(t, score, abort):
+            more = "" if i == 0 else " 이 표는 같은 질문을 다른 재순위 모델이 잰 점수입니다: 순서는 같고 척도만 다릅니다. 상수가 아니라 표의 점수에서 임계값을 정하세요."
+            return Feedback(False, f"[{name}] ({score:.3f}, {abort:.3f}): {problem}{more}")
+    score, abort = (float(x) for x in _call(choose, list(table)))
+    c = gate_counts(table, score, abort); n = {k: sum(v.values()) for k, v in c.items()}
+    return Feedback(True, f"이 표에서 ({score:.3f}, {abort:.3f}): 통과 {c['answerable']['pass']}/{n['answerable']}, 어휘 격차 재작성 "
+                          f"{c.get('vocabulary_gap', {}).get('rewrite', 0)}/{n.get('vocabulary_gap', 0)}, 없는 주제 즉시 거절 {c['out_of_corpus']['refuse']}/{n['out_of_corpus']} "
+                          f"(LLM 호출 0회). 척도가 다른 표 {len(_SCALES)}개에서도 네 목표를 지킵니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #f123cdb5
-def check_calibration(threshold: float | None, pos: Sequence[float], neg: Sequence[float], max_false_pass: float = 0.1) -> Feedback:
-    "Lesson 5: a pass threshold with false pass ≤ `max_false_pass` and the best achievable pass rate on `pos`."
-    if _todo(threshold): return _hint(f"neg 를 정렬해 위에서 {int(max_false_pass * len(neg))}개까지만 통과를 허용하는 점수를 찾으세요.")
+def _calibration_sets() -> list[tuple[list[float], list[float], float]]:
+    "Held-out (pos, neg, ceiling) for `check_calibration`: overlapping score sets of other sizes and ceilings, and ties at the cut."
+    import random
+    rng, out = random.Random(31), []
+    for n_pos, n_neg, lo_pos, hi_neg, ceiling in [(20, 20, 0.15, 0.6, 0.1), (30, 12, 0.05, 0.45, 0.05), (15, 40, 0.2, 0.7, 0.2)]:
+        out.append(([round(rng.uniform(lo_pos, 1.0), 3) for _ in range(n_pos)], [round(rng.uniform(0.0, hi_neg), 3) for _ in range(n_neg)], ceiling))
+    out.append(([0.4, 0.5, 0.5, 0.6, 0.9], [0.5, 0.5, 0.3, 0.2, 0.1, 0.1, 0.05, 0.0, 0.0, 0.0], 0.1))   # two absent topics tie at 0.5
+    return out
+
+def _calibration_problem(threshold: float, pos, neg, max_false_pass: float) -> str | None:
+    "Why `threshold` is not the calibrated pass threshold of (pos, neg) under the ceiling (None: it is)."
     fp = sum(x >= threshold for x in neg) / len(neg); pr = sum(x >= threshold for x in pos) / len(pos)
     allowed = int(max_false_pass * len(neg) + 1e-9)
     cut = sorted(neg, reverse=True)[allowed] if allowed < len(neg) else -1.0   # any threshold above this meets the ceiling
     best = sum(x > cut for x in pos) / len(pos)
-    if fp > max_false_pass: return Feedback(False, f"거짓 통과 {fp:.0%} > 허용 {max_false_pass:.0%}: {threshold}는 너무 낮습니다 ({cut} 보다 높아야 합니다).")
-    if pr < best: return Feedback(False, f"허용 범위는 지키지만 통과율 {pr:.0%} < 가능한 최선 {best:.0%}: 더 낮출 수 있습니다 ({cut} 바로 위까지).")
-    return Feedback(True, f"거짓 통과 {fp:.0%} ≤ {max_false_pass:.0%}, 통과율 {pr:.0%} (최선). 허용 한도를 한 문항 쓰는 대신 답이 있는 질문을 더 살렸습니다.")
+    if fp > max_false_pass: return f"거짓 통과 {fp:.0%} > 허용 {max_false_pass:.0%}: {threshold}는 너무 낮습니다 ({cut} 보다 높아야 합니다)."
+    if pr < best: return f"허용 범위는 지키지만 통과율 {pr:.0%} < 가능한 최선 {best:.0%}: 더 낮출 수 있습니다 ({cut} 바로 위까지)."
+    return None
+
+def check_calibration(pick: Callable | None, pos: Sequence[float], neg: Sequence[float], max_false_pass: float = 0.1) -> Feedback:
+    "Lesson 5: `pick(pos, neg, max_false_pass) -> threshold` with false pass ≤ the ceiling and the best pass rate, on these scores and four held-out sets."
+    hint = "neg 를 큰 순서로 정렬해 위에서 int(max_false_pass × len(neg))개까지만 통과를 허용하는 점수(그다음 neg)를 찾고, 그보다 큰 pos 중 가장 작은 값을 통과선으로 두세요."
+    if _todo(pick): return _hint(hint)
+    if not callable(pick):
+        return Feedback(False, f"{pick!r}를 받았습니다. 숫자 하나가 아니라 함수 pick(pos, neg, max_false_pass) 를 넘기세요: 확인 함수가 다른 점수 "
+                               "분포(겹치는 분포, 다른 허용 한도, 같은 점수)에도 돌려 봅니다.")
+    from cragrag.decide import calibration
+    sets = [("이 점수", list(pos), list(neg), max_false_pass)] + [(f"새 점수 {i} (pos {len(p)}개, neg {len(n)}개, 허용 {m:.0%})", p, n, m)
+                                                                 for i, (p, n, m) in enumerate(_calibration_sets(), 1)]
+    for i, (name, p, n, m) in enumerate(sets):
+        with _watch(calibration, "auc") as used: got = _call(pick, list(p), list(n), m)
+        if used: return Feedback(False, "choose_thresholds 의 답을 옮겼습니다. 손으로 고르는 실습입니다: neg 를 정렬해 허용되는 개수를 세어 보세요 (확인은 그다음에 라이브러리로).")
+        if isinstance(got, Exception): return Feedback(False, f"[{name}] 예외가 났습니다: {type(got).__name__}: {got}")
+        if _todo(got): return _hint(hint)
+        try: t = float(got)
+        except (TypeError, ValueError): return Feedback(False, f"[{name}] 통과선 하나(수)를 돌려주세요 (받은 값: {got!r}).")
+        if problem := _calibration_problem(t, p, n, m):
+            return Feedback(False, f"[{name}] 통과선 {t}: {problem}" + ("" if i == 0 else " 레슨의 표에서만 맞는 숫자가 아니라 규칙이어야 합니다."))
+    t = float(_call(pick, list(pos), list(neg), max_false_pass))
+    return Feedback(True, f"통과선 {t}: 거짓 통과 {sum(x >= t for x in neg) / len(neg):.0%} ≤ {max_false_pass:.0%}, 통과율 {sum(x >= t for x in pos) / len(pos):.0%} (최선). "
+                          f"새 점수 {len(sets) - 1}개에서도 허용 한도 안에서 가장 많이 통과시킵니다.")
+
 
 # %% ../../nbs/course/98_exercises.ipynb #65e73156
 CLAIM_CONTEXT = "「상법」 제638조의2(보험계약의 성립) ① 보험자가 … 30일내에 그 상대방에 대하여 낙부의 통지를 발송하여야 한다. ② 보험자가 제1항의 규정에 의한 기간내에 낙부의 통지를 해태한 때에는 승낙한 것으로 본다."
