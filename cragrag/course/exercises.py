@@ -374,7 +374,8 @@ def check_thresholds(choose: Callable | None, table=GATE_SCORES) -> Feedback:
         if problem := _threshold_problem(t, score, abort):
             more = "" if i == 0 else " 이 표는 같은 질문을 다른 재순위 모델이 잰 점수입니다: 순서는 같고 척도만 다릅니다. 상수가 아니라 표의 점수에서 임계값을 정하세요."
             return Feedback(False, f"[{name}] ({score:.3f}, {abort:.3f}): {problem}{more}")
-    score, abort = (float(x) for x in _call(choose, list(table)))
+        if i == 0: chosen = score, abort                # what the student's rule gives on the lesson's table
+    score, abort = chosen
     c = gate_counts(table, score, abort); n = {k: sum(v.values()) for k, v in c.items()}
     return Feedback(True, f"이 표에서 ({score:.3f}, {abort:.3f}): 통과 {c['answerable']['pass']}/{n['answerable']}, 어휘 격차 재작성 "
                           f"{c.get('vocabulary_gap', {}).get('rewrite', 0)}/{n.get('vocabulary_gap', 0)}, 없는 주제 즉시 거절 {c['out_of_corpus']['refuse']}/{n['out_of_corpus']} "
@@ -419,7 +420,8 @@ def check_calibration(pick: Callable | None, pos: Sequence[float], neg: Sequence
         except (TypeError, ValueError): return Feedback(False, f"[{name}] 통과선 하나(수)를 돌려주세요 (받은 값: {got!r}).")
         if problem := _calibration_problem(t, p, n, m):
             return Feedback(False, f"[{name}] 통과선 {t}: {problem}" + ("" if i == 0 else " 레슨의 표에서만 맞는 숫자가 아니라 규칙이어야 합니다."))
-    t = float(_call(pick, list(pos), list(neg), max_false_pass))
+        if i == 0: chosen = t                          # the student's threshold on the lesson's scores
+    t = chosen
     return Feedback(True, f"통과선 {t}: 거짓 통과 {sum(x >= t for x in neg) / len(neg):.0%} ≤ {max_false_pass:.0%}, 통과율 {sum(x >= t for x in pos) / len(pos):.0%} (최선). "
                           f"새 점수 {len(sets) - 1}개에서도 허용 한도 안에서 가장 많이 통과시킵니다.")
 
