@@ -3,10 +3,11 @@
 It fails on a broken link or anchor, an image that does not load, a console error, Korean text drawn as boxes, any character
 of a page's text that neither the site's font nor DejaVu has (emoji, ㊿: a box on the reader's screen), a link to a placeholder
 host, a page of an executed notebook (lessons and course modules alike) with code but no outputs or with a widget shown
-without its static table, or a plot of an executed notebook missing from its page. Chromium runs with a font configuration that holds no Korean font (only DejaVu), so the Hangul on the pages can only be drawn
-by the font the site brings. The site is served over HTTP on 127.0.0.1, and also opened once from `file://`, the way
-a reader opens a local copy. DevTools protocol commands go over `--remote-debugging-pipe`: no websocket library.
-Set CRAGRAG_SITE_SHOTS=<folder> to keep screenshots of the home page, a course page and an API page (light and dark)."""
+without its static table, or a plot of an executed notebook missing from its page. Chromium runs with a font configuration
+that holds no Korean font (only DejaVu), so the Hangul on the pages can only be drawn by the font the site brings. The
+site is served over HTTP on 127.0.0.1, and also opened once from `file://`, the way a reader opens a local copy. DevTools
+protocol commands go over `--remote-debugging-pipe`: no websocket library. Set CRAGRAG_SITE_SHOTS=<folder> to keep
+screenshots: the home page, an API page and lesson 5 at its plot (light and dark, 1280 px), and lesson 5 at 390 px."""
 import fcntl, functools, http.server, json, os, queue, re, shutil, subprocess, threading, time, pytest
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
