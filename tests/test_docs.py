@@ -53,7 +53,7 @@ def test_site(tmp_path_factory):
     import html as h
     home_html = (site / "index.html").read_text(encoding="utf-8")
     home = h.unescape(re.sub(r"<[^>]+>", "", home_html))
-    assert "pip install -e . && cragrag demo" in home and "&& pytest" in home
+    assert "pip install -c constraints.txt -e . && cragrag demo" in home and "&& pytest" in home
     assert all(f"<h2>{g}</h2>" in home_html for g in ("Course", "core", "text", "decide", "answering", "serve", "Reference"))   # the sidebar follows the layers
     llms = (site / "llms.txt").read_text(encoding="utf-8")
     assert llms.startswith("# cragrag\n\n> ") and "- [The CRAG gate](decide/crag.html): " in llms

@@ -1,9 +1,21 @@
 "Run every notebook's inline tests (what `nbdev_test` does), one pytest test per notebook: the library notebooks in `nbs/` and its layer folders, and the Korean course track in `nbs/tutorials/`."
-import pytest
+import multiprocessing, pytest
 from pathlib import Path
 
 NBS = Path(__file__).resolve().parent.parent / "nbs"
 NOTEBOOKS = sorted(p for p in NBS.rglob("*.ipynb") if not any(part.startswith(("_", ".")) for part in p.relative_to(NBS).parts))
+
+def stop_leftovers() -> list[str]:
+    """Stop what a notebook left running in this process, even when one of its cells failed before its own clean-up:
+    `cragrag serve` threads (with their worker processes) and multiprocessing children. What was stopped, by name."""
+    left = []
+    try:
+        from cragrag.serve.server import stop_servers
+        if n := stop_servers(): left.append(f"{n} server(s)")
+    except ImportError: pass                  # (no [server] extra)
+    for child in multiprocessing.active_children():
+        child.kill(); child.join(5); left.append(f"process {child.name}")
+    return left
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.relative_to(NBS).with_suffix("").as_posix() for p in NOTEBOOKS])
 def test_notebook(nb, monkeypatch):
@@ -11,10 +23,30 @@ def test_notebook(nb, monkeypatch):
     from nbdev.config import get_config
     monkeypatch.chdir(nb.parent)              # a notebook runs from its own folder, as in Jupyter and `nbdev_test`
     flags = get_config().tst_flags.split("|") if get_config().get("tst_flags") else []
-    ok, _ = test_nb(nb, skip_flags=flags, showerr=True)
+    try: ok, _ = test_nb(nb, skip_flags=flags, showerr=True)
+    finally: left = stop_leftovers()
     assert ok, f"{nb.relative_to(NBS)} failed (see the traceback above)"
+    assert not left, f"{nb.relative_to(NBS)} left running: {left} (stop it in the notebook: stop_servers(), close(), join())"
 
 def test_tutorials_collected():
     "The course track is part of the suite (a moved folder would silently drop it)."
     names = {p.relative_to(NBS).as_posix() for p in NOTEBOOKS}
     assert "tutorials/00_start_here.ipynb" in names and sum(n.startswith("tutorials/") for n in names) >= 8
+
+def test_leftovers_are_stopped(tmp_path):
+    "A notebook that starts a server and fails before stopping it: the server is stopped for it, and said."
+    import json, socket, time, httpx
+    from nbdev.test import test_nb
+    with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    src = ("import threading, time, httpx\nfrom cragrag.answering.pipeline import Pipeline\nfrom cragrag.serve.server import serve\n"
+           f"threading.Thread(target=serve, args=('127.0.0.1', {port}, Pipeline(qdrant_path=':memory:', trace_enabled=False)), kwargs=dict(warm=False), daemon=True).start()\n"
+           f"end = time.time() + 60\nwhile True:\n    try: httpx.get('http://127.0.0.1:{port}/health', timeout=2); break\n"
+           "    except httpx.TransportError: assert time.time() < end; time.sleep(0.2)\n1 / 0")
+    meta = json.loads((NBS / "tutorials" / "00_start_here.ipynb").read_text(encoding="utf-8"))["metadata"]
+    cell = {"cell_type": "code", "id": "a", "metadata": {}, "outputs": [], "execution_count": None, "source": src}
+    (nb := tmp_path / "serves.ipynb").write_text(json.dumps({"cells": [cell], "metadata": meta, "nbformat": 4, "nbformat_minor": 5}))
+    ok, _ = test_nb(nb, showerr=False)
+    assert not ok
+    assert stop_leftovers() == ["1 server(s)"]
+    with pytest.raises(httpx.TransportError): httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
+    assert stop_leftovers() == []

@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['health_report', 'heavy_slots', 'LightFirst', 'is_heavy', 'request_is_heavy', 'heavy_pool', 'Slots', 'RequestPlaces',
-           'read_body', 'AccessLog', 'access_log_of', 'Gate', 'docs_assets', 'add_local_docs', 'create_app', 'serve']
+           'read_body', 'AccessLog', 'access_log_of', 'Gate', 'docs_assets', 'add_local_docs', 'create_app', 'serve',
+           'stop_servers']
 
 # %% ../../nbs/serve/85_server.ipynb #21ed2b4c
 import threading
@@ -424,6 +425,8 @@ def _loopback(host: str) -> bool:
     try: return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError: return False
 
+_SERVERS: list = []   # the uvicorn servers `serve` is running in this process, for `stop_servers`
+
 def serve(host: str = "127.0.0.1", port: int = 8000, pipeline: Pipeline | None = None,
           warm: bool = True,  # load the models before opening the port
           keys=None):         # a `KeyRing`; default: `settings.api_keys_file` and `settings.api_keys`
@@ -445,4 +448,19 @@ def serve(host: str = "127.0.0.1", port: int = 8000, pipeline: Pipeline | None =
     # uvicorn's own limits: a request's headers at most 16 KiB (h11_max_incomplete_event_size), an idle keep-alive
     # connection closed after 5 s. limit_concurrency stays off: it counts open connections, so a thousand slow
     # senders would make it answer 503 to everyone; the gate's places count requests that have a key and a body.
-    uvicorn.run(app, host=host, port=port, timeout_keep_alive=5, h11_max_incomplete_event_size=16 * 1024, limit_concurrency=None)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, timeout_keep_alive=5, h11_max_incomplete_event_size=16 * 1024,
+                                           limit_concurrency=None))
+    _SERVERS.append(server)
+    try: server.run()
+    finally:
+        _SERVERS.remove(server)
+        if lane is not None: lane.close()           # (uvicorn's shutdown closes it too; closing twice is harmless)
+
+def stop_servers(timeout: float = 10.0) -> int:
+    """Ask every server that `serve` runs in this process (from a notebook's background thread) to stop, and wait up to
+    `timeout` seconds for them to close their port and their worker processes; the number asked."""
+    asked = list(_SERVERS)
+    for s in asked: s.should_exit = True
+    end = time.monotonic() + timeout
+    while any(s in _SERVERS for s in asked) and time.monotonic() < end: time.sleep(0.05)
+    return len(asked)

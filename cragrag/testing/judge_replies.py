@@ -11,7 +11,7 @@ from ..text.glossary import apply_glossary
 from ..models.llm import ExtractiveLLM
 from ..core.schema import QueryType, Source
 from ..text.morphology import analyze
-from ..text.korean import STOPWORDS
+from ..text.korean import CIRCLED, CIRCLED_CLASS, STOPWORDS
 
 # %% auto #0
 __all__ = ['keyword_coverage', 'outside_quotes', 'prompt_section', 'sources_from_context', 'judge_responder']
@@ -73,10 +73,14 @@ def _schema_name(body: dict, text: str) -> str | None:
     return named or next((n for n in _SCHEMAS if f'"title": "{n}"' in text), None)
 
 # %% ../../nbs/testing/37_judge_replies.ipynb #9569cd08
+def _numbers(text: str) -> set[str]:
+    "The numbers written in `text`, a circled paragraph number (⑥) read as its number."
+    return set(re.findall(r"\d+", re.sub(f"[{CIRCLED_CLASS}]", lambda m: f" {CIRCLED[m.group()]} ", text)))
+
 def _grounded(answer: str, context: str, strict: bool = False) -> bool:
     "Every number of `answer` occurs in `context` (strict: and at most two new content words); a refusal always passes."
     if REFUSAL_ANSWER in answer: return True
-    ok = bool(answer.strip()) and set(re.findall(r"\d+", answer)) <= set(re.findall(r"\d+", context))
+    ok = bool(answer.strip()) and _numbers(answer) <= _numbers(context)
     return ok and (not strict or len(_content_terms(answer) - _content_terms(context)) <= 2)
 
 # %% ../../nbs/testing/37_judge_replies.ipynb #09c454c3

