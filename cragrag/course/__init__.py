@@ -7,9 +7,11 @@ __all__ = []
 
 # %% ../../nbs/course/index.ipynb #14f28e1a
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.course", {
+_MODULES = {   # each module of the layer → the public names it offers here
+    "environment": "RESULT_PACKAGES installed_version read_lock find_lock version_drift check_versions",
     "judge": "DOC_GRADER ANSWER_GRADER STRICT_ANSWER_GRADER JUDGE_REWRITE JUDGE_GENERATE JUDGE_NOT_FOUND STEP_NOTE DocGrade AnswerGrade JudgeState decide_after_docs decide_after_answer JudgeCRAG JudgeResult",
     "graph_adapter": "LANGGRAPH_HINT NODES require_langgraph build_graph LangGraphCRAG",
     "widgets": "WIDGETS_ENV NOTE PLOT_HINT ROUTE_EXAMPLES korean_font widget_frontend text_table html_table Markup StaticView top1_scores gate_decision gate_counts plot_gate png threshold_view threshold_explorer RouteExplanation explain_route route_view route_explorer answer_check verification_view verification_explorer",
     "exercises": "RAG_FAILURE_CASES STRICT_GRADER_CONTEXT STRICT_GRADER_CASES ROUTE_TARGETS ROUTE_CONTROLS GATE_SCORES CLAIM_CONTEXT CLAIM_CASES DIAGNOSIS_CASES DIAGNOSIS_CONTEXT GROUNDED_CASES EXERCISES Feedback check_rag_failures check_strict_grader judge_calls_absent check_retries check_fallback check_route_pattern check_thresholds check_calibration check_claim_rule check_diagnosis check_switch_source check_grounded_validator",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.course", _MODULES))

@@ -61,7 +61,7 @@ RAG_FAILURE_CASES = {
     "A": {"question": "주차장 정책 알려줘", "top_score": 0.061,
           "evidence": "「보험업감독규정」 제4-39조 (top-1 rerank 0.061)",
           "answer": "모집한 보험계약을 통해 형성된 보험회사의 자산에 일정한 제한을 요구하는 행위 (근거: 「보험업감독규정」 제4-39조)",
-          "label": "retrieval_miss", "why": "근거 자체가 질문과 무관합니다(주차장 ↔ 보험 모집 규정, 점수 0.061). 생성은 근거를 충실히 옮겼을 뿐입니다."},
+          "label": "retrieval_miss", "why": "근거 자체가 질문과 무관합니다(주차장 ↔ 보험 규정, 낮은 재순위 점수). 생성은 근거를 충실히 옮겼을 뿐입니다."},
     "B": {"question": "보험계약은 언제 성립하나요?", "top_score": 0.745,
           "evidence": "「상법」 제638조의2 (top-1 rerank 0.745): … 30일내에 그 상대방에 대하여 낙부의 통지를 발송하여야 한다.",
           "answer": "보험자는 청약을 받은 날부터 45일 안에 승낙 여부를 알려야 합니다.",
@@ -103,7 +103,8 @@ def _norm_label(x) -> str | None:
     s = str(x).strip().lower()
     return next((k for k, al in _FAILURE_ALIASES.items() if s in al), None)
 
-def check_rag_failures(failure_kind: Callable[[dict], str] | None) -> Feedback:
+def check_rag_failures(failure_kind: Callable[[dict], str] | None,
+                       shown: dict | None = None) -> Feedback:  # the lesson's A and B as it measured them ({"A": case, "B": case}); default `RAG_FAILURE_CASES`
     "Lesson 1: `failure_kind(case)` names a plain-RAG failure '검색 빗나감' (retrieval miss) or '환각' (hallucination): A and B, then six held-out cases."
     hint = "근거가 질문과 관련 있는지(top_score)부터 보세요. 관련 있는데 답이 근거와 다르면 환각, 근거가 무관하면 검색 빗나감입니다."
     if _todo(failure_kind) or isinstance(failure_kind, dict) and all(map(_todo, failure_kind.values())): return _hint(hint)
@@ -111,7 +112,8 @@ def check_rag_failures(failure_kind: Callable[[dict], str] | None) -> Feedback:
         return Feedback(False, f"{type(failure_kind).__name__}를 받았습니다. 사례 하나(dict: question, evidence, top_score, answer)를 받아 "
                                "'검색 빗나감' 또는 '환각'을 돌려주는 함수 failure_kind(case) 를 넘기세요: 두 사례의 답을 적은 표로는 "
                                "확인 함수가 레슨에 없는 사례를 판정할 수 없습니다.")
-    cases = [(f"사례 {k}", c) for k, c in RAG_FAILURE_CASES.items()] + [("(레슨에 없는 새 사례)", c) for c in _RAG_FAILURE_HELDOUT]
+    visible = {k: {**c, **(shown or {}).get(k, {})} for k, c in RAG_FAILURE_CASES.items()}   # (labels and reasons stay the check's)
+    cases = [(f"사례 {k}", c) for k, c in visible.items()] + [("(레슨에 없는 새 사례)", c) for c in _RAG_FAILURE_HELDOUT]
     for i, (name, case) in enumerate(cases):
         got = _call(failure_kind, {k: case[k] for k in ("question", "evidence", "top_score", "answer")})
         if isinstance(got, Exception): return Feedback(False, f"{name}에서 예외가 났습니다: {type(got).__name__}: {got}")
@@ -119,7 +121,7 @@ def check_rag_failures(failure_kind: Callable[[dict], str] | None) -> Feedback:
         if (label := _norm_label(got)) is None: return Feedback(False, f"{name}: '검색 빗나감' 또는 '환각' 중 하나를 돌려주세요 (받은 값: {got!r}).")
         if label != case["label"]:
             return Feedback(False, f"{name} '{case['question']}' → {_FAILURE_KO[label]}, 답은 {_FAILURE_KO[case['label']]}입니다. {case['why']}")
-    return Feedback(True, f"사례 A·B와 새 사례 {len(_RAG_FAILURE_HELDOUT)}개를 모두 맞혔습니다. " + " / ".join(f"{k}: {c['why']}" for k, c in RAG_FAILURE_CASES.items()))
+    return Feedback(True, f"사례 A·B와 새 사례 {len(_RAG_FAILURE_HELDOUT)}개를 모두 맞혔습니다. " + " / ".join(f"{k}: {c['why']}" for k, c in visible.items()))
 
 # %% ../../nbs/course/98_exercises.ipynb #c39c8e40
 STRICT_GRADER_CONTEXT = ("① 보험자가 보험계약자로부터 보험계약의 청약과 함께 보험료 상당액의 전부 또는 일부의 지급을 받은 때에는 "

