@@ -21,3 +21,13 @@ def _wait_until_serving(proc, base: str, hang_guard: float = 900.0) -> dict:
 def wait_until_serving():
     "`wait_until_serving(proc, base)`: /health of a `cragrag serve` subprocess once it answers (no start-time assertion)."
     return _wait_until_serving
+
+def pytest_sessionfinish(session, exitstatus):
+    """Nothing a test started outlives the run: a `cragrag serve` thread a notebook left, and its worker processes, would
+    keep the interpreter's exit waiting on them (minutes, after the summary)."""
+    import multiprocessing
+    try:
+        from cragrag.serve.server import stop_servers
+        stop_servers(timeout=5)
+    except ImportError: pass
+    for child in multiprocessing.active_children(): child.kill(); child.join(5)

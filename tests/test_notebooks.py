@@ -1,4 +1,8 @@
-"Run every notebook's inline tests (what `nbdev_test` does), one pytest test per notebook: the library notebooks in `nbs/` and its layer folders, and the Korean course track in `nbs/tutorials/`."
+"""Run every notebook's inline tests (what `nbdev_test` does), one pytest test per notebook: the library notebooks in `nbs/` and its layer folders, and the Korean course track in `nbs/tutorials/`.
+
+A notebook the docs build has already run to its end over this very code (its executed copy is in the build's cache under
+a key of the notebook's text, the package's files and the versions that change results: `cached_execution`) is not run
+a second time: the suite and the docs build share one run of each notebook."""
 import multiprocessing, pytest
 from pathlib import Path
 
@@ -17,10 +21,19 @@ def stop_leftovers() -> list[str]:
         child.kill(); child.join(5); left.append(f"process {child.name}")
     return left
 
+_FINGERPRINT: list[str] = []
+
+def already_ran(nb: Path) -> bool:
+    "Whether the docs build's cache holds an executed copy of `nb` for its current key (it passed over this code)."
+    from cragrag.tools.docsite import cached_execution, code_fingerprint
+    if not _FINGERPRINT: _FINGERPRINT.append(code_fingerprint())
+    return cached_execution(nb, fingerprint=_FINGERPRINT[0]) is not None
+
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.relative_to(NBS).with_suffix("").as_posix() for p in NOTEBOOKS])
 def test_notebook(nb, monkeypatch):
     from nbdev.test import test_nb
     from nbdev.config import get_config
+    if already_ran(nb): return
     monkeypatch.chdir(nb.parent)              # a notebook runs from its own folder, as in Jupyter and `nbdev_test`
     flags = get_config().tst_flags.split("|") if get_config().get("tst_flags") else []
     try: ok, _ = test_nb(nb, skip_flags=flags, showerr=True)

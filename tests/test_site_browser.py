@@ -10,7 +10,7 @@ protocol commands go over `--remote-debugging-pipe`: no websocket library. Set C
 screenshots: the home page, an API page and lesson 5 at its plot (light and dark, 1280 px), and lesson 5 at 390 px."""
 import fcntl, functools, http.server, json, os, queue, re, shutil, subprocess, threading, time, pytest
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from test_docs import ROOT, built_site
 
@@ -174,10 +174,10 @@ def expected_plots() -> dict[str, int]:
     """The plots each executed notebook's page should show: `{page: image outputs the page renders}`, read from the build's cache
     (never run here: forking this threaded process could deadlock; a notebook changed since the build is left out)."""
     import json
-    from cragrag.tools.docsite import EXECUTE, _cache_dir, _code_md, _nb_key
-    out, nbs = {}, ROOT / "nbs"
-    for path in sorted({p for g in EXECUTE for p in nbs.glob(g)}):
-        if not (f := _cache_dir() / f"{path.stem}-{_nb_key(path)}.ipynb").is_file(): continue
+    from cragrag.tools.docsite import EXECUTE, LIBRARY, _code_md, cached_execution, code_fingerprint
+    out, nbs, fp = {}, ROOT / "nbs", code_fingerprint()
+    for path in sorted({p for g in EXECUTE + LIBRARY for p in nbs.glob(g) if not any(x.startswith((".", "_")) for x in p.relative_to(nbs).parts)}):
+        if not (f := cached_execution(path, fingerprint=fp)): continue
         ran = json.loads(f.read_text(encoding="utf-8"))
         out[page_of(path.relative_to(nbs).as_posix())] = sum(
             m.startswith("![](data:image/png") for c in ran["cells"] if c["cell_type"] == "code"
@@ -242,6 +242,18 @@ def test_phone_and_desktop_layout(site, served, browser):
         const b = document.getElementById("TOC").getBoundingClientRect(); return {top: b.top, height: b.height, y: scrollY, h: innerHeight}; })()""")
     assert r["y"] > 400 and 0 <= r["top"] < r["h"] and r["height"] > 0, (page, r)      # scrolled half way, the contents still in view
 
+def test_no_page_scrolls_sideways(site, served, browser):
+    "At 1280 px a wide table scrolls inside itself: the page's main column never overflows (the start page's lesson table did)."
+    s = browser.tab()
+    browser.send("Emulation.setDeviceMetricsOverride", s, width=1280, height=800, deviceScaleFactor=1, mobile=False)
+    wide = []
+    for page in ["tutorials/start_here.html", "index.html", "tutorials/score_gate.html", "05_design.html", "core/config.html"]:
+        if not (site / page).is_file(): continue
+        browser.open(s, served + page)
+        r = browser.js(s, "(() => { const m = document.querySelector('main'); return {sw: m.scrollWidth, cw: m.clientWidth, dw: document.documentElement.scrollWidth, w: innerWidth}; })()")
+        if r["sw"] > r["cw"] + 1 or r["dw"] > r["w"] + 1: wide.append((page, r))
+    assert not wide, wide
+
 def test_search_and_local_copy(site, served, browser):
     "pagefind's index answers a Korean query; from file:// (a local copy) Hangul still has its font."
     s = browser.tab()
@@ -251,6 +263,16 @@ def test_search_and_local_copy(site, served, browser):
             const r = await pf.search("보험계약"); return Promise.all(r.results.slice(0, 5).map(x => x.data().then(d => d.url))); })()""")
         assert hits and all(not h.startswith("http") for h in hits), hits
         assert browser.js(s, "!!document.querySelector('#search .pagefind-ui')"), "no search box"
+        first = lambda q: browser.js(s, """(async () => { const pf = await import("./pagefind/pagefind.js");
+            const r = await pf.search(%s); const d = await r.results[0].data(); return {url: d.url, excerpt: d.excerpt}; })()""" % json.dumps(q))
+        hit = first("재시도 상한")                          # a lesson's own words find that lesson first
+        assert hit["url"].endswith("tutorials/judge_and_loop_safety.html"), hit
+        hit = first("보험금 청구")                          # prose before test lines
+        assert "test_eq" not in hit["excerpt"] and "assert" not in hit["excerpt"], hit
+        browser.open(s, served + "index.html?q=" + quote("보험계약"))   # a shared search link opens with its results
+        n = browser.js(s, """(async () => { for (let i = 0; i < 100; i++) { const n = document.querySelectorAll('#search .pagefind-ui__result').length;
+            if (n) return n; await new Promise(r => setTimeout(r, 100)); } return 0; })()""")
+        assert n > 0, "?q= did not open the search"
     errors = browser.open(s, (site / "decide" / "crag.html").as_uri())
     r = browser.js(s, PAGE_JS)
     assert r["hangul"] and r["boxes"] == 0, r["boxes"]

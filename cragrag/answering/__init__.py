@@ -7,8 +7,9 @@ __all__ = []
 
 # %% ../../nbs/answering/index.ipynb #e2ccf4bb
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.answering", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "traces": "TraceWriter read_traces trace_summary format_summary",
     "stages": "ANSWER_STAGES REFUSAL_KO Refusal refusal_of AnswerOptions Services Generation Guard AnswerState options route searcher crag_loop crag three_way crag_three_way sufficiency missing_note lookup_context generate generate_grounded generate_flare verify critique self_rag relevance guard Stage run_stages contract_of refusal_text answer_response trace_record refusal_message explain_block",
     "pipeline": "MAX_FILTER_FIELDS ReadWriteLock validate_query validate_request Components mask_response Pipeline LocalDocumentSource external_source default_pipeline index_documents retrieve answer",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.answering", _MODULES))

@@ -7,9 +7,10 @@ __all__ = []
 
 # %% ../../nbs/check/index.ipynb #9ba4c7ce
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.check", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "verify": "UNTRUSTED_FINDING UNTRUSTED_LEVEL VIA_KO Claim decompose_claims ContextChunk parse_chunk parse_context Finding check_article_refs check_appendix_refs check_numbers context_text check_meaning check_claim UntrustedEvidence evidence_risks check_untrusted cited_refs citation_chunks ClaimRecord groundedness VerificationResult verify_answer support_span",
     "critic": "REGENERATE ESCALATE SEMANTIC_JUDGE FailureType FailureAnalysis classify_failure build_hint indexed_titles corpus_lookup NegationRuleJudge SemanticVerdict LLMSemanticJudge make_semantic_judge improved CriticOutcome critic_dispatch",
     "relevance": "Relevance answer_relevance relevance_hint",
     "guardrails": "NO_CITATION_NOTICE LINK_REMOVED WITHHELD Checks GuardrailResult default_harmful_terms_path load_terms HarmfulContentFilter default_harmful_filter has_source_citation strip_links withhold apply_guardrails",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.check", _MODULES))

@@ -7,8 +7,9 @@ __all__ = []
 
 # %% ../../nbs/core/index.ipynb #fa4b0ddb
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.core", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "config": "STRATEGIES ENV_PREFIX StrategyFactors Settings ConfigError read_config_file load_settings",
     "schema": "QueryType SearchStrategy RouteResult Chunk Source Citation RiskLevel Verification RetrieveResponse AnswerResponse",
     "clock": "deadline time_left pausable checkpoint lower_priority",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.core", _MODULES))

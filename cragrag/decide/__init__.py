@@ -7,10 +7,11 @@ __all__ = []
 
 # %% ../../nbs/decide/index.ipynb #03268a76
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.decide", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "gate": "REFUSAL_ANSWER GateDecision GateResult top_score evaluate_retrieval GlossaryRewriter over_index clean_rewrite LLMRewriter make_rewriter Attempt CragOutcome make_attempt next_query free_rescue run_crag",
     "threeway": "THREE_WAY_GRADER RetrievalVerdict RetrievalGrade grade_retrieval verdict_from_gate ExternalSource ExternalSearchError HTTPSearchSource private_data ExternalPolicy CorrectiveResult corrective_route",
     "probes": "FORMS DEFINITION_FORMS SKIP_TITLES MAX_TERM Probe ask copies indexed_articles negative_pool absent_concepts probe_questions sample_articles negative_probes negative_scores WrittenProbes ProbeCost probe_key clean_written MAX_FAILURES MIN_WRITTEN written_probes written_probe_questions",
     "calibration": "MIN_ANSWERABLE_PROBES ANSWERED_QUANTILE GATE_KEYS best_scores auc Calibration choose_thresholds cross_validate probe_line save_calibration calibration_status gate_thresholds calibrate config_lines plot_scores",
     "sufficiency": "run_sufficiency Budget SufficiencyOutcome assess Verdict",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.decide", _MODULES))

@@ -7,7 +7,8 @@ __all__ = []
 
 # %% ../../nbs/evaluate/index.ipynb #8aed9131
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.evaluate", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "eval": "RANK_DEPTH RETRIEVAL_KEYS GoldRef GoldenQuestion load_golden bundled_golden ranked_articles article_metrics span_hit Estimate bootstrap_ci paired_diff_ci QuestionResult evaluate_question settings_hash corpus_hash EvalRun evaluate cost_summary metric_values summarize by_category compare_runs gate_off report_markdown write_report",
     "sufficiency_eval": "VERDICTS sufficiency_golden_path load_sufficiency_golden sufficiency_precision sufficiency_recall false_sufficient_rate false_unanswerable_rate gold_coverage predicted_coverage coverage_accuracy sufficiency_report",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.evaluate", _MODULES))

@@ -7,7 +7,8 @@ __all__ = []
 
 # %% ../../nbs/generate/index.ipynb #0e8aebcd
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.generate", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "grounded": "FailureReason FAILURE_CODES GROUNDED_RULES FAILURE_TEXT GroundedClaim EvidenceDocument GroundedAnswer location evidence_documents number_check ReplyClaim ReplySummary GroundedReply reply_errors grounded_messages to_contract render_grounded llm_contract extractive_contract write_grounded no_documents",
     "flare": "MARKER_RE MARKER_RULE REGENERATE_SYSTEM sentence_spans split_answer token_spans LowSentence low_confidence parse_markers strip_markers FlareBudget FlareRecord FlareResult draft_messages regenerate_messages flare_generate",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.generate", _MODULES))

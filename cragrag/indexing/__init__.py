@@ -7,10 +7,11 @@ __all__ = []
 
 # %% ../../nbs/indexing/index.ipynb #a8e50190
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.indexing", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "documents": "DELETED_PART TEXT_SUFFIXES SUFFIXES DEMO_SELECTION Line Article Document demo_corpus_dir revisions_dir DocumentError clean_text read_text split_front_matter Amendments amendment_notes DeletedId parse_legalize parse_article_lines text_blocks appendix_id parse_appendix pdf_lines load_document iter_files load_documents split_article article_header chunk_document load_demo_corpus in_force",
     "store": "DENSE IDF_CORPUS_SINCE StoreError StoreLocked StoreCorrupt damaged StorePoint StoreHit parse_filter to_qdrant_filter to_edge_filter Store QdrantStore is_local_client check_idf_corpus legacy_collections remove_legacy EdgeStore open_store check_lock",
     "tenancy": "TENANT_KEY check_tenant scope_filter tenant_chunks TenantStore",
     "build": "SCHEMA_VERSION INDEXED_FIELDS TENANT_AVGDL sparse_name create_collection collection_info IndexMismatch warn_if_incomplete check_collection article_chunk_ids doc_aliases tenant_encoder stored_ids IndexReport index_status index_chunks",
     "refgraph": "Key Edge doc_level act_name default_aliases document_aliases article_edges docs_index law_candidates resolve_edge ReferenceGraph chunk_edges_payload cites",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.indexing", _MODULES))

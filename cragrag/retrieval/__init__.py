@@ -7,9 +7,10 @@ __all__ = []
 
 # %% ../../nbs/retrieval/index.ipynb #00bf2760
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.retrieval", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "routing": "content_words Router classify_query IndexNames index_names title_forms",
     "search": "Hit QueryVectors SearchContext tick to_hits search_rrf_only search_candidates fetch_siblings to_source Reranker rerank candidate_k by_article result_groups article_sources search_and_rerank",
     "rerank": "FEATURES DEFAULT_FEATURES NO_DENSE PASSAGE_GRADER GRADE_SCORES PARAPHRASES OUT_OF_CORPUS features fit_logistic LogisticScorer shipped_scorer top_cosine adjust_for_query CalibratedReranker BGEReranker PassageGrade passage_messages LLMReranker make_reranker calibration_queries calibration_weights labelled_candidates fit_scorer calibrate fit_query_level",
     "multiquery": "VARIANTS_PROMPT norm_ws article_forms law_forms keyword_form spacing_forms rule_variants clean_variants LLMVariants hybrid_batch rrf_fuse per_doc_select multi_search",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.retrieval", _MODULES))

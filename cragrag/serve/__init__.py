@@ -7,10 +7,11 @@ __all__ = []
 
 # %% ../../nbs/serve/index.ipynb #991d1098
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.serve", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "requests": "RetrieveRequest AnswerRequest run_request",
     "auth": "Role Principal hash_key key_expiry KeyRing load_keys save_keys KeyFile inline_entry parse_inline_keys configured_keys",
     "server": "health_report heavy_slots LightFirst is_heavy request_is_heavy heavy_pool Slots RequestPlaces read_body AccessLog access_log_of Gate docs_assets add_local_docs create_app serve stop_servers",
     "workers": "lane_blocker worker_settings WorkerError Worker respond worker_main WorkerLane",
     "page": "PAGE_TYPES FONT_NAME FONT_TEXT PUBLIC_PATHS PUBLIC_PREFIX page_dir page_file font_dirs korean_font page_font font_cache trace_charts add_page",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.serve", _MODULES))

@@ -7,10 +7,11 @@ __all__ = []
 
 # %% ../../nbs/testing/index.ipynb #38fc2aae
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.testing", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "store_suite": "demo_points check_store",
     "tiny_models": "SPECIAL_TOKENS tiny_tokenizer tiny_bge_m3 tiny_reranker",
     "scripted": "LOW_LOGPROB HIGH_LOGPROB Reply token_logprobs ScriptedLLMServer",
     "judge_replies": "keyword_coverage outside_quotes prompt_section sources_from_context judge_responder",
     "flare_replies": "FlareDraft fix_sentence flare_responder",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.testing", _MODULES))

@@ -7,6 +7,7 @@ __all__ = []
 
 # %% ../../nbs/tools/index.ipynb #a4f09b8d
 from .. import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.tools", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "docsite": "WIDGET_NOTE GROUPS notebook_markdown api_entry fix_api_docs llms_txt build_site build_readme",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.tools", _MODULES))

@@ -11,10 +11,10 @@ from .. import LAYERS
 from ..course.environment import RESULT_PACKAGES, installed_version
 
 # %% auto #0
-__all__ = ['WIDGET_NOTE', 'FOLD_LINES', 'GROUPS', 'SEARCH_WEIGHTS', 'EXECUTE', 'notebook_markdown', 'api_entry', 'fix_api_docs',
-           'search_weights', 'llms_txt', 'code_fingerprint', 'execute_notebook', 'execute_notebooks', 'merge_outputs',
-           'drawable', 'replace_glyphs', 'unlink_bare', 'build_site', 'build_readme', 'prose_numbers',
-           'unbacked_numbers']
+__all__ = ['WIDGET_NOTE', 'FOLD_LINES', 'GROUPS', 'SEARCH_WEIGHTS', 'EXECUTE', 'LIBRARY', 'notebook_markdown', 'api_entry',
+           'fix_api_docs', 'search_weights', 'llms_txt', 'code_fingerprint', 'cached_execution', 'execute_notebook',
+           'execute_notebooks', 'merge_outputs', 'drawable', 'replace_glyphs', 'unlink_bare', 'build_site',
+           'build_readme', 'prose_numbers', 'unbacked_numbers']
 
 # %% ../../nbs/tools/95_docsite.ipynb #24d0142b
 def _directives(src: str) -> tuple[dict, str]:
@@ -515,7 +515,8 @@ def _doc_url() -> str | None:
     return (cfg.get("doc_host", "") + cfg.get("doc_baseurl", "")) or None
 
 # %% ../../nbs/tools/95_docsite.ipynb #e1ec0002
-EXECUTE = ("tutorials/*.ipynb", "course/*.ipynb")   # the notebooks (globs from the notebooks folder) whose pages show their outputs
+EXECUTE = ("tutorials/*.ipynb", "course/*.ipynb")   # the course: lessons and course pages (each says near its top what it needs installed)
+LIBRARY = ("*.ipynb", "*/*.ipynb", "*/*/*.ipynb")    # every other page: the library's notebooks, whose examples show their results too
 
 def _cache_dir() -> Path:
     "Where executed notebooks are kept between builds: `$CRAGRAG_DOCS_CACHE`, else `~/.cache/cragrag/docs`."
@@ -535,6 +536,12 @@ def code_fingerprint(pkg: Path | None = None) -> str:
 def _nb_key(path: Path, fingerprint: str | None = None) -> str:
     "The cache key of notebook `path`: a hash of its bytes and `code_fingerprint()` (the package's files, the versions that change results)."
     return hashlib.sha256(path.read_bytes() + b"\0" + (fingerprint or code_fingerprint()).encode()).hexdigest()[:20]
+
+def cached_execution(path: Path, cache: Path | None = None, fingerprint: str | None = None) -> Path | None:
+    """The executed copy of notebook `path` in the cache (`cache`, default `_cache_dir()`) for its current key, or None.
+    A copy is written only when every cell ran, so its presence means this notebook passed over this code and these versions."""
+    f = Path(cache or _cache_dir()) / f"{Path(path).stem}-{_nb_key(Path(path), fingerprint)}.ipynb"
+    return f if f.is_file() else None
 
 def _skipped(cell, flags: set[str]) -> bool:
     "Whether `nbdev_test` skips `cell`: not code, `#| eval: false`, a cell that calls nbdev's exporter, or a cell marked with one of `flags`."
@@ -738,7 +745,7 @@ def _render_pages(pages: list[tuple], dest: Path, pandoc: str, **kw) -> dict[str
 
 def build_site(dest: str | Path = "_site", nbs_path: str | Path | None = None, pandoc: str = "pandoc",
                search: bool = True, # False: no search index, even with pagefind installed
-               execute=EXECUTE, # globs (from the notebooks folder) of the notebooks run for their outputs; () runs none
+               execute=EXECUTE + LIBRARY, # globs (from the notebooks folder) of the notebooks run for their outputs; () runs none
                cache: str | Path | None = None # where executed notebooks are kept between builds (default: `_cache_dir()`)
               ) -> Path:
     "Render the notebooks to a static HTML site in `dest` (needs nbdev and pandoc; pagefind for the search box)."

@@ -7,9 +7,10 @@ __all__ = []
 
 # %% ../../../nbs/decide/sufficiency/index.ipynb #d0753a1b
 from ... import lazy_names, layer_names
-__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.decide.sufficiency", {
+_MODULES = {   # each module of the layer → the public names it offers here
     "requirements": "Level DECOMPOSE_PROMPT SourceConstraint Relation Requirement law_level_name is_numeric source_constraints revision_points temporal_requirements comparison_sides comparison_requirements exception_requirements delegation_requirements multipart_requirements scenario_parts scenario_requirements decompose_requirements RequirementList decompose_messages renumber Decomposition LLMDecomposer derived_requirements",
     "ledger": "Grade GRADES SUPPORT_PROMPT Support Check Validation span_hash authority_of EvidenceItem now_iso evidence_item EvidenceLedger check_exists check_access check_span revoked_lines is_revoked check_revoked check_revision constraint_list constraint_field requirement_revision deterministic_checks Thresholds paragraphs constraint_match key_terms term_overlap is_candidate grade_rule grade_ledger SpanGrade SupportMap support_messages LLMSupportJudge",
     "verdicts": "VerdictKind VERDICT_KINDS Status STALE_REASONS PARTIAL_REASONS ACTIONS Resolution RequirementResult Verdict amended_between support_kind graded_evidence amended_conflict requirement_result verdict_kind assess scenario_verdict ambiguity_reasons",
     "loop": "Budget Action RoundRecord first_actions query_variants diversify candidate_actions first_untried plan_actions compare_sides pin_articles consistency_checks edges_of SufficiencyOutcome follow_actions stop_rule supported_articles run_sufficiency",
-}))
+}
+__getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.decide.sufficiency", _MODULES))
