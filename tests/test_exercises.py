@@ -1,7 +1,7 @@
 """The course exercises' checks refuse answers that skip the work (issue 31): a typed-in table, a formula, a lookup
 table of the visible cases, a substring rule, a copy of the library's answer; and accept a correct implementation.
 Each reference solution here is the one the lessons show."""
-import re
+import functools, re
 import pytest
 from cragrag.course import exercises as E
 from cragrag.course.exercises import (check_retries, check_strict_grader, check_route_pattern, check_diagnosis,
@@ -51,7 +51,16 @@ POS = [s for _, k, s in GATE_SCORES if k == "answerable"]
 NEG = [s for _, k, s in GATE_SCORES if k == "out_of_corpus"]
 calibration = lambda f: check_calibration(f, POS, NEG)
 
-@pytest.mark.parametrize("check, answer", [(check_rag_failures, failure_kind), (check_thresholds, choose), (calibration, pick),
+@functools.lru_cache(maxsize=1)
+def bundled():
+    "The lesson's pipeline over the bundled corpus, built once: the failure check draws its held-out cases from it."
+    from cragrag.answering.pipeline import Pipeline
+    p = Pipeline(qdrant_path=":memory:", trace_enabled=False); p.index(progress=False)
+    return p
+
+def rag_failures(f, **kw): return check_rag_failures(f, pipeline=bundled(), **kw)
+
+@pytest.mark.parametrize("check, answer", [(rag_failures, failure_kind), (check_thresholds, choose), (calibration, pick),
                                            (check_retries, measure), (check_strict_grader, strict_grade),
                                            (check_route_pattern, ROUTE_REF), (check_diagnosis, diagnose),
                                            (check_switch_source, switch)])
@@ -74,9 +83,30 @@ def test_strict_grader_refuses_substring_rule():
     visible = {a: w for a, w, _ in E.STRICT_GRADER_CASES}
     for cheat in (substring, lambda a, c: visible.get(a, False), lambda a, c: visible.get(a, True)):
         assert not check_strict_grader(cheat).ok
-    assert "30일" in check_strict_grader(substring).message
+    assert "문자열 포함" in check_strict_grader(substring).message
     for small, big in [("3일", "30일"), ("1년", "10년"), ("제3조", "제30조"), ("5%", "15%")]:
         assert substring(small, big) and not strict_grade(small, big)      # each near miss catches a substring grader
+
+def test_strict_grader_held_out_cases_are_made_at_check_time():
+    "A lookup of every case the module ships passes nothing new; the library's verifier is not the asked grader."
+    import random
+    from cragrag.check.verify import verify_answer
+    from cragrag.core.schema import Source
+    shipped = {a: w for a, w, _ in E.STRICT_GRADER_CASES} | {a: w for (a, _), w, _ in E._near_misses(random.Random(0))}
+    lookup = lambda a, c: shipped.get(a, strict_grade(a, c) if a in shipped else not re.search(r"\d", a))
+    assert not all(check_strict_grader(lookup).ok for _ in range(3))
+    verifier = lambda a, c: verify_answer(a, [Source(chunk_id="c", content=c)]).risk_level.value == "pass"
+    assert not check_strict_grader(verifier, seed=0).ok and "verify_answer" in check_strict_grader(verifier, seed=0).message
+    assert all(check_strict_grader(strict_grade).ok for _ in range(10))      # any draw: the whole-number rule passes
+
+def test_route_held_out_questions_are_composed_at_check_time():
+    "A literal alternation of every question the module can show (the visible ones and one draw of the held-out) fails the next draw."
+    import random
+    held, _ = E._route_heldout(random.Random(0))
+    literal = "|".join(re.escape(q) for q in ROUTE_TARGETS + held)
+    assert check_route_pattern(literal, seed=0).ok                              # (the draw it copied …)
+    assert not check_route_pattern(literal).ok                                  # … not a new one
+    assert all(check_route_pattern(ROUTE_REF, seed=s).ok for s in range(50))    # the general pattern passes any draw
 
 def test_route_refuses_visible_table():
     table = "|".join(re.escape(q) for q in ROUTE_TARGETS)
@@ -120,17 +150,38 @@ def test_switch_refuses_copies_leaks_and_policy_blind():
     assert not check_switch_source({"CORRECT": "use_retrieval"}).ok
 
 def test_failures_refuse_labels_and_visible_lookups():
-    assert not check_rag_failures({"A": "검색 빗나감", "B": "환각"}).ok                  # the typed answer of the old exercise
+    assert not rag_failures({"A": "검색 빗나감", "B": "환각"}).ok                  # the typed answer of the old exercise
     visible = {c["question"]: c["label"] for c in RAG_FAILURE_CASES.values()}
     for cheat in (lambda c: visible.get(c["question"], "환각"), lambda c: visible.get(c["question"], "검색 빗나감"), lambda c: "환각"):
-        assert not check_rag_failures(cheat).ok
+        assert not rag_failures(cheat).ok
     numbers = lambda c: "환각" if set(re.findall(r"\d+", c["answer"])) - set(re.findall(r"\d+", c["evidence"])) else "검색 빗나감"
-    assert not check_rag_failures(numbers).ok                                   # a changed meaning with the same number
+    assert not rag_failures(numbers).ok                                         # a flipped sentence keeps its numbers
+
+def test_failures_held_out_cases_are_made_at_check_time():
+    "A dict of every case the module can show (A, B and one draw of the held-out) fails the next draw; the score rule passes any."
+    import random
+    shipped = {c["question"]: c["label"] for c in list(RAG_FAILURE_CASES.values()) + E._rag_failure_heldout(bundled(), random.Random(0))}
+    lookup = lambda c: {"retrieval_miss": "검색 빗나감", "hallucination": "환각"}[shipped.get(c["question"], "hallucination")]
+    assert rag_failures(lookup, seed=0).ok and not rag_failures(lookup, seed=1).ok
+    assert all(rag_failures(failure_kind, seed=s).ok for s in range(5))
 
 @pytest.mark.parametrize("typed", [(0.3, 0.1), (0.3, 0.125), (0.2, 0.05), (0.4, 0.11)])
 def test_thresholds_refuse_constants(typed):
     assert not check_thresholds(typed).ok                                       # a pair, not a rule
     assert not check_thresholds(lambda t: typed).ok                             # a rule that ignores its table
+
+def test_thresholds_scales_are_drawn_at_check_time():
+    "The cheat that recognises the check's rescaled tables and carries (0.3, 0.1) through them: the scales are new at every check."
+    import random
+    import cragrag.course.exercises as ex
+    def carried(table):
+        for seed in range(50):                                                  # every scale the cheat can reproduce
+            for _, f in ex._scales(random.Random(seed)):
+                if all(abs(round(f(s), 4) - x) < 1e-6 for (_, _, s), (_, _, x) in zip(ex.GATE_SCORES, table)): return f(0.3), f(0.1)
+        return 0.3, 0.1
+    assert check_thresholds(carried, seed=7).ok                                 # (a seed it knows: the cheat works there …)
+    assert not check_thresholds(carried).ok                                     # … not on the scales drawn afresh
+    assert all(check_thresholds(choose).ok for _ in range(5))                   # the reference rule passes whatever is drawn
 
 def test_thresholds_hold_on_any_order_preserving_scale():
     import math
@@ -148,7 +199,7 @@ def test_calibration_refuses_numbers_copies_and_ties():
     assert not calibration(lambda p, n, m: sorted(n, reverse=True)[int(m * len(n) + 1e-9)]).ok   # the tied cut lets one more pass
 
 @pytest.mark.parametrize("check", [check_retries, check_strict_grader, check_route_pattern, check_diagnosis, check_switch_source,
-                                   check_rag_failures, check_thresholds, calibration])
+                                   rag_failures, check_thresholds, calibration])
 def test_unfilled_todo_is_a_hint_not_an_error(check):
     for todo in (None, ...):
         fb = check(todo)
@@ -158,3 +209,23 @@ def test_unfilled_todo_is_a_hint_not_an_error(check):
 def test_exercise_table_names_every_check():
     assert all(callable(getattr(E, fn)) for _, _, fn in EXERCISES)
     assert ("03_judge_and_loop_safety", "check_switch_source") in {(nb, fn) for nb, _, fn in EXERCISES}
+
+def test_claim_rule_needs_the_rule():
+    "Remembering the visible false claims passes nothing new; the extract_refs subset rule passes every draw."
+    from cragrag.course.exercises import check_claim_rule, CLAIM_CASES
+    from cragrag.text.korean import extract_refs
+    two_false = {c for c, ok, _ in CLAIM_CASES if not ok}
+    assert not check_claim_rule(lambda c, x: c not in two_false).ok
+    rule = lambda c, x: set(extract_refs(c)[0]) <= set(extract_refs(x)[0])
+    assert all(check_claim_rule(rule, seed=s).ok for s in range(30)) and check_claim_rule(rule).ok
+
+def test_grounded_validator_needs_the_contract():
+    "A validator keyed on the visible chunk id (c1) fails the contracts drawn at check time; the contract rule passes every draw."
+    from cragrag.course.exercises import check_grounded_validator
+    keyed = lambda g: bool(g.get("failure_reason")) or (bool(g["claims"]) and g["claims"][0]["chunk_ids"] == ["c1"])
+    assert not check_grounded_validator(keyed).ok
+    def valid(g):
+        if g.get("failure_reason"): return True
+        ids = {i for e in g.get("evidence", []) for i in e.get("chunk_ids", [])}
+        return bool(g.get("direct_answer")) and bool(g.get("claims")) and all(c["chunk_ids"] and set(c["chunk_ids"]) <= ids for c in g["claims"])
+    assert all(check_grounded_validator(valid, seed=s).ok for s in range(30)) and check_grounded_validator(valid).ok

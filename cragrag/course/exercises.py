@@ -4,7 +4,7 @@
 
 # %% ../../nbs/course/98_exercises.ipynb #3a981f03
 from __future__ import annotations
-import re
+import json, random, re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import product
@@ -66,34 +66,52 @@ RAG_FAILURE_CASES = {
           "evidence": "「상법」 제638조의2 (top-1 rerank 0.745): … 30일내에 그 상대방에 대하여 낙부의 통지를 발송하여야 한다.",
           "answer": "보험자는 청약을 받은 날부터 45일 안에 승낙 여부를 알려야 합니다.",
           "label": "hallucination", "why": "근거는 맞는 조문(제638조의2)인데 답의 '45일'이 근거의 '30일'과 다릅니다."}}
-# Held out (not shown in the lesson): plain-RAG outputs on the bundled corpus, top-1 chunk and score measured with
-# `Pipeline.retrieve`; a miss quotes the unrelated top chunk faithfully, a hallucination changes what the right article says.
-_RAG_FAILURE_HELDOUT = [
-    {"question": "교통사고 합의금은 얼마가 적당한가요?", "top_score": 0.029,
-     "evidence": "「상법」 제649조(사고발생전의 임의해지) ① 보험사고가 발생하기 전에는 보험계약자는 언제든지 계약의 전부 또는 일부를 해지할 수 있다.",
-     "answer": "보험사고가 발생하기 전에는 보험계약자는 언제든지 계약의 전부 또는 일부를 해지할 수 있습니다 (근거: 「상법」 제649조)",
-     "label": "retrieval_miss", "why": "합의금을 묻는데 근거는 임의해지 조문입니다(점수 0.029): 답은 근거를 충실히 옮겼습니다."},
-    {"question": "보험금 청구권의 소멸시효는 몇 년인가요?", "top_score": 0.901,
-     "evidence": "「상법」 제662조(소멸시효) 보험금청구권은 3년간, 보험료 또는 적립금의 반환청구권은 3년간, 보험료청구권은 2년간 행사하지 아니하면 시효의 완성으로 소멸한다.",
-     "answer": "보험금청구권은 5년간 행사하지 않으면 시효로 소멸합니다 (근거: 「상법」 제662조)",
-     "label": "hallucination", "why": "맞는 조문(제662조, 점수 0.901)인데 답의 5년이 근거의 3년과 다릅니다."},
-    {"question": "강아지 미용 예약 취소 수수료", "top_score": 0.017,
-     "evidence": "「보험업감독규정」 제4-32조(사업비의 합리적 집행) ⑩ 보험회사는 보험설계사 등과의 보험계약 모집을 위한 위탁계약이 해지되는 시점에 … 수수료등이 다른 수수료 지급방식보다 불리하지 않도록 하여야 한다.",
-     "answer": "보험회사는 위탁계약이 해지되는 시점에 수수료등이 다른 수수료 지급방식보다 불리하지 않도록 하여야 합니다 (근거: 「보험업감독규정」 제4-32조)",
-     "label": "retrieval_miss", "why": "'수수료'라는 말만 같을 뿐 근거는 보험설계사 수수료 규정입니다(점수 0.017)."},
-    {"question": "보험사기죄의 상습범은 어떻게 처벌하나요?", "top_score": 0.516,
-     "evidence": "「보험사기방지 특별법」 제9조(상습범) 상습으로 제8조의 죄를 범한 자는 그 죄에 정한 형의 2분의 1까지 가중한다.",
-     "answer": "상습범은 그 죄에 정한 형의 2배까지 가중합니다 (근거: 「보험사기방지 특별법」 제9조)",
-     "label": "hallucination", "why": "맞는 조문(제9조, 점수 0.516)인데 근거의 '2분의 1까지'가 답에서 '2배까지'가 되었습니다: 숫자 2는 근거에 있어도 뜻이 다릅니다."},
-    {"question": "아파트 관리비 연체료 계산법", "top_score": 0.074,
-     "evidence": "「보험업감독규정」 제7-64조(보험료 및 해약환급금 산출방법서의 필수기재사항) 3. 해약환급금의 계산에 관한 사항(해약환급금 계산시에 적용한 이율, 위험률, 해약공제액 …)",
-     "answer": "해약환급금의 계산에 관한 사항(해약환급금 계산시에 적용한 이율, 위험률, 해약공제액 …) (근거: 「보험업감독규정」 제7-64조)",
-     "label": "retrieval_miss", "why": "'계산'이라는 말만 같을 뿐 근거는 보험료 산출방법서 규정입니다(점수 0.074)."},
-    {"question": "보험회사의 해산 사유는?", "top_score": 0.941,
-     "evidence": "「보험업법」 제137조(해산사유 등) ② 보험회사가 제1항제6호의 사유로 해산하면 금융위원회는 7일 이내에 그 보험회사의 본점 또는 주된 사무소의 소재지의 등기소에 그 등기를 촉탁하여야 한다.",
-     "answer": "보험업 허가취소로 해산하면 금융위원회는 14일 이내에 등기를 촉탁해야 합니다 (근거: 「보험업법」 제137조)",
-     "label": "hallucination", "why": "맞는 조문(제137조, 점수 0.941)인데 답의 14일이 근거의 7일과 다릅니다."},
-]
+# Held out, made at check time from the bundled corpus with a fresh seed: three retrieval misses (an everyday question
+# the corpus does not hold, whose top chunk scores low, quoted faithfully) and three hallucinations (an answerable
+# question of the bundled set, its right top chunk, and a sentence of it changed: a number, or what it says with the
+# same numbers, so a rule that only compares numbers fails too).
+_OFF_TOPICS = ["주차장 정기권", "등산화 밑창 수선", "김장 김치 보관", "아파트 층간소음", "반려견 미용 예약", "자전거 체인 교체", "중고차 시세",
+               "회사 구내식당 메뉴", "피아노 조율 비용", "캠핑장 예약 취소", "스마트폰 액정 수리", "이사 견적", "헬스장 환불", "택배 분실"]
+_OFF_ASKS = ["알려줘", "어떻게 해요?", "얼마예요?", "추천해 줘", "규정이 뭐예요?"]
+_FLIPS = [("하여야 한다", "하지 않아도 된다"), ("할 수 있다", "할 수 없다"), ("이내에", "이 지난 뒤에"), ("이상", "이하"), ("아니한", "한")]
+
+def _failure_case(pipeline, question: str, answer: str | None = None) -> dict:
+    "A plain-RAG case of `question` on `pipeline`: the top reranked chunk, its score, and `answer` (default: the quoting generator's)."
+    r = pipeline.retrieve(question)
+    docs = [s for s in r.sources if s.rerank_score is not None][:3]
+    top = docs[0]
+    return {"question": question, "top_score": round(top.rerank_score, 3), "content": top.content,
+            "evidence": f"「{top.metadata.get('doc_title')}」 {top.metadata.get('article_id')}: {top.content[:120]}…",
+            "answer": answer if answer is not None else pipeline.llm.generate(question, r.route.query_type, docs)}
+
+def _rag_failure_heldout(pipeline, rng: random.Random) -> list[dict]:
+    "Three misses and three hallucinations of `pipeline` (the bundled corpus), drawn with `rng`; labels by construction."
+    from importlib.resources import files
+    out, misses = [], 0
+    for topic in rng.sample(_OFF_TOPICS, len(_OFF_TOPICS)):
+        c = _failure_case(pipeline, f"{topic} {rng.choice(_OFF_ASKS)}")
+        if c["top_score"] < 0.1:                                         # far below the gate's lines: unrelated evidence
+            out.append({**c, "label": "retrieval_miss", "why": f"근거(「{c['evidence'].split('」')[0][1:]}」)가 질문과 무관합니다(점수 {c['top_score']}): 생성은 근거를 충실히 옮겼을 뿐입니다."}); misses += 1
+        if misses == 3: break
+    qs = [json.loads(l)["question"] for l in (files("cragrag") / "data" / "crag_questions.jsonl").read_text(encoding="utf-8").splitlines()
+          if l.strip() and json.loads(l)["kind"] == "answerable"]
+    flipped = numbered = 0
+    for q in rng.sample(qs, len(qs)):
+        c = _failure_case(pipeline, q, answer="")
+        if c["top_score"] < 0.4: continue                                # only where the evidence is clearly the right one
+        sentence = next((s for s in re.split(r"(?<=다\.)\s+", c["content"]) if len(s) > 15), c["content"])
+        flip = next(((a, b) for a, b in _FLIPS if a in sentence), None)
+        num = re.search(r"(\d+)\s*(일|년|개월|월|%|만원|원|세|시간)", sentence)
+        if flip and flipped < 2 and (numbered >= 1 or not num):
+            answer, why = sentence.replace(*flip, 1), f"맞는 근거인데 답이 '{flip[0]}'를 '{flip[1]}'로 뒤집었습니다: 숫자는 같아도 뜻이 반대입니다."; flipped += 1
+        elif num and numbered < 2:
+            wrong = str(int(num[1]) + rng.randint(1, 9))
+            answer, why = sentence[:num.start(1)] + wrong + sentence[num.end(1):], f"맞는 근거인데 답의 {wrong}{num[2]}이 근거의 {num[1]}{num[2]}과 다릅니다."; numbered += 1
+        else: continue
+        out.append({**c, "answer": answer, "label": "hallucination", "why": why})
+        if flipped + numbered == 3 and flipped >= 1: break
+    rng.shuffle(out)
+    return out
 
 _FAILURE_ALIASES = {"retrieval_miss": {"retrieval_miss", "검색 빗나감", "검색빗나감", "검색 실패", "retrieval"},
                     "hallucination": {"hallucination", "환각"}}
@@ -104,8 +122,10 @@ def _norm_label(x) -> str | None:
     return next((k for k, al in _FAILURE_ALIASES.items() if s in al), None)
 
 def check_rag_failures(failure_kind: Callable[[dict], str] | None,
-                       shown: dict | None = None) -> Feedback:  # the lesson's A and B as it measured them ({"A": case, "B": case}); default `RAG_FAILURE_CASES`
-    "Lesson 1: `failure_kind(case)` names a plain-RAG failure '검색 빗나감' (retrieval miss) or '환각' (hallucination): A and B, then six held-out cases."
+                       shown: dict | None = None, # the lesson's A and B as it measured them ({"A": case, "B": case}); default `RAG_FAILURE_CASES`
+                       pipeline=None,             # the lesson's `Pipeline` over the bundled corpus (default: one is built and indexed, ~15 s)
+                       seed: int | None = None) -> Feedback:
+    "Lesson 1: `failure_kind(case)` names a plain-RAG failure '검색 빗나감' (retrieval miss) or '환각' (hallucination): A and B, then six cases made now from the corpus."
     hint = "근거가 질문과 관련 있는지(top_score)부터 보세요. 관련 있는데 답이 근거와 다르면 환각, 근거가 무관하면 검색 빗나감입니다."
     if _todo(failure_kind) or isinstance(failure_kind, dict) and all(map(_todo, failure_kind.values())): return _hint(hint)
     if not callable(failure_kind):
@@ -113,7 +133,11 @@ def check_rag_failures(failure_kind: Callable[[dict], str] | None,
                                "'검색 빗나감' 또는 '환각'을 돌려주는 함수 failure_kind(case) 를 넘기세요: 두 사례의 답을 적은 표로는 "
                                "확인 함수가 레슨에 없는 사례를 판정할 수 없습니다.")
     visible = {k: {**c, **(shown or {}).get(k, {})} for k, c in RAG_FAILURE_CASES.items()}   # (labels and reasons stay the check's)
-    cases = [(f"사례 {k}", c) for k, c in visible.items()] + [("(레슨에 없는 새 사례)", c) for c in _RAG_FAILURE_HELDOUT]
+    if pipeline is None:
+        from cragrag.answering.pipeline import Pipeline
+        pipeline = Pipeline(qdrant_path=":memory:", trace_enabled=False); pipeline.index(progress=False)
+    held = _rag_failure_heldout(pipeline, random.Random(seed))
+    cases = [(f"사례 {k}", c) for k, c in visible.items()] + [("(레슨에 없는 새 사례)", c) for c in held]
     for i, (name, case) in enumerate(cases):
         got = _call(failure_kind, {k: case[k] for k in ("question", "evidence", "top_score", "answer")})
         if isinstance(got, Exception): return Feedback(False, f"{name}에서 예외가 났습니다: {type(got).__name__}: {got}")
@@ -121,7 +145,7 @@ def check_rag_failures(failure_kind: Callable[[dict], str] | None,
         if (label := _norm_label(got)) is None: return Feedback(False, f"{name}: '검색 빗나감' 또는 '환각' 중 하나를 돌려주세요 (받은 값: {got!r}).")
         if label != case["label"]:
             return Feedback(False, f"{name} '{case['question']}' → {_FAILURE_KO[label]}, 답은 {_FAILURE_KO[case['label']]}입니다. {case['why']}")
-    return Feedback(True, f"사례 A·B와 새 사례 {len(_RAG_FAILURE_HELDOUT)}개를 모두 맞혔습니다. " + " / ".join(f"{k}: {c['why']}" for k, c in visible.items()))
+    return Feedback(True, f"사례 A·B와 이번에 코퍼스에서 새로 만든 사례 {len(held)}개를 모두 맞혔습니다. " + " / ".join(f"{k}: {c['why']}" for k, c in visible.items()))
 
 # %% ../../nbs/course/98_exercises.ipynb #c39c8e40
 STRICT_GRADER_CONTEXT = ("① 보험자가 보험계약자로부터 보험계약의 청약과 함께 보험료 상당액의 전부 또는 일부의 지급을 받은 때에는 "
@@ -133,27 +157,44 @@ STRICT_GRADER_CASES = [
     ("보험사는 보통 2주 안에 승낙 여부를 알려 줍니다.", False, "'2주'는 근거에 없는 기간입니다."),
     ("관련 내용을 찾지 못했습니다.", True, "거절 답변에는 지어낸 수치가 없습니다."),
 ]
-# Held out (not shown in the lesson): ((answer, context), grounded?, why). Each false one's number is a substring of a
-# context number, so a grader that tests `숫자 in context` passes it; the true ones keep a rule that fails everything new honest.
-_NEAR_MISSES = [
-    (("청약을 받은 날부터 3일 안에 통지해야 한다.", "다른 약정이 없으면 30일내에 낙부의 통지를 발송하여야 한다."), False,
-     "'3일'은 근거의 '30일'이 아닙니다: 문자열 포함(in)으로 보면 '3'이 '30' 안에 있어 통과해 버립니다. 숫자를 통째로 비교하세요."),
-    (("갱신형 특약은 1년마다 갱신된다.", "갱신형 특약은 10년마다 갱신된다."), False, "'1년'은 근거의 '10년'이 아닙니다 (숫자를 통째로 비교)."),
-    (("상법 제3조에 따라 처리한다.", "상법 제30조에 따라 처리한다."), False, "제3조는 근거의 제30조가 아닙니다."),
-    (("연 5%의 지연이자를 더한다.", "연 15%의 지연이자를 더한다."), False, "5%는 근거의 15%가 아닙니다."),
-    (("보험금청구권은 3년간 행사하지 아니하면 소멸한다.", "보험금청구권은 3년간, 보험료청구권은 2년간 행사하지 아니하면 시효의 완성으로 소멸한다."), True,
-     "3년은 근거에 그대로 있습니다."),
-    (("연 15%의 지연이자를 더한다.", "연 15%의 지연이자를 더한다."), True, "15%는 근거에 그대로 있습니다."),
-]
+# Held out, made afresh at every check from sentence forms of the corpus and random numbers: ((answer, context), grounded?, why).
+# A near miss writes a part of the context's number (30일 → 3일), which a grader that tests `숫자 in context` passes; a
+# count in words the verifier does not read as a quantity (2번, 3가지, 2부) is still a number the evidence lacks, so the
+# library's `verify_answer` (which checks amounts, periods and rates) is not this grader either.
+_FORMS = [("보험자는 다른 약정이 없으면 {n}{u} 안에 낙부의 통지를 발송하여야 한다.", "보험자는 {m}{u} 안에 통지해야 합니다."),
+          ("보험금청구권은 {n}{u}간 행사하지 아니하면 시효의 완성으로 소멸한다.", "보험금청구권은 {m}{u} 뒤에 소멸합니다."),
+          ("계속보험료가 납입되지 아니한 때에는 {n}{u}의 납입최고기간을 두어야 한다.", "납입최고기간은 {m}{u}입니다."),
+          ("갱신형 특약은 {n}{u}마다 갱신된다.", "특약은 {m}{u}마다 갱신됩니다.")]
+_UNITS, _COUNTERS = ["일", "년", "개월", "주"], ["번", "가지", "부", "번째"]
 
-def check_strict_grader(grade: Callable[[str, str], bool] | None) -> Feedback:
-    "Lesson 2: `grade(answer, context)` must pass every case of `STRICT_GRADER_CASES` and the held-out near misses (3일 vs 30일, ...)."
+def _near_misses(rng: random.Random) -> list[tuple[tuple[str, str], bool, str]]:
+    "Eight held-out cases drawn with `rng`: near misses, spacing variants, uncounted counts, and honest quotes."
+    out = []
+    for ctx_form, ans_form in rng.sample(_FORMS, 4):
+        n, u = rng.randint(12, 98), rng.choice(_UNITS)
+        if n % 10 == 0 or str(n)[0] == str(n)[1]: n += 1
+        ctx = ctx_form.format(n=n, u=u)
+        part = rng.choice([str(n)[0], str(n)[1]])                                       # a digit of n: inside it as a substring
+        out.append(((ans_form.format(m=part, u=u), ctx), False,
+                    f"'{part}{u}'은 근거의 '{n}{u}'이 아닙니다: 문자열 포함(in)으로 보면 '{part}'가 '{n}' 안에 있어 통과해 버립니다. 숫자를 통째로 비교하세요."))
+        out.append(((ans_form.format(m=f"{n} ", u=u), ctx), True, f"'{n} {u}'는 띄어 썼을 뿐 근거의 {n}{u}과 같은 수치입니다."))
+    k, c = rng.randint(2, 9), rng.choice(_COUNTERS)
+    n, u = rng.randint(12, 98), rng.choice(_UNITS)
+    ctx = _FORMS[0][0].format(n=n, u=u)
+    out[-1] = ((f"보험자는 {n}{u} 안에 통지하고, 서류 {k}{c}도 확인합니다.", ctx), False,
+               f"'{k}{c}'의 {k}는 근거에 없는 수치입니다: 기간·금액·비율이 아니어도 숫자는 숫자입니다 (verify_answer 는 이런 수를 보지 않습니다).")
+    rng.shuffle(out)
+    return out
+
+def check_strict_grader(grade: Callable[[str, str], bool] | None, seed: int | None = None) -> Feedback:
+    "Lesson 2: `grade(answer, context)` must pass every case of `STRICT_GRADER_CASES` and held-out cases drawn afresh (`seed`: to repeat a draw)."
     if _todo(grade): return _hint("re.findall(r'\\d+', 텍스트)로 답의 숫자와 근거의 숫자를 모아 부분집합인지 비교하세요.")
     fb = _cases(grade, STRICT_GRADER_CASES, STRICT_GRADER_CONTEXT, ok="")
     if not fb: return fb
     show = lambda x: f"새 사례 '{x[0]}' (근거: '{x[1]}')"
-    return _cases(grade, _NEAR_MISSES, spread=True, show=show,
-                  ok=f"{len(STRICT_GRADER_CASES)}개 사례와 숨은 사례 {len(_NEAR_MISSES)}개(3일 vs 30일, 1년 vs 10년, 제3조 vs 제30조, 5% vs 15%)가 모두 맞습니다: 근거에 없는 수치 하나만 있어도 grounded=False.")
+    held = _near_misses(random.Random(seed))
+    return _cases(grade, held, spread=True, show=show,
+                  ok=f"{len(STRICT_GRADER_CASES)}개 사례와 이번에 새로 만든 숨은 사례 {len(held)}개(근거 숫자의 일부만 쓴 답, 띄어 쓴 숫자, 세는 말이 붙은 숫자)가 모두 맞습니다: 근거에 없는 수치 하나만 있어도 grounded=False.")
 
 # %% ../../nbs/course/98_exercises.ipynb #314c307c
 def judge_calls_absent(max_retries: int) -> int:
@@ -287,11 +328,28 @@ def check_switch_source(switch: Callable | None) -> Feedback:
 ROUTE_TARGETS = ["보험금 타려면 뭐 해야 됨?", "해지하고 싶은데 뭐 하면 돼?", "보험 가입 거절당하면 다음엔 뭐 해?"]
 ROUTE_CONTROLS = ["보험료 납입 기한이 뭐야?", "보험금 청구 기한은 며칠인가요?", "고지의무와 통지의무는 뭐가 달라?",
                   "보험업법 제102조의2 내용", "보험계약은 언제 성립하나요?"]
-# Held out (not shown in the lesson): new phrasings of the same two kinds, so a table of the visible questions fails.
-_ROUTE_HELDOUT_TARGETS = ["교통사고 나면 뭐부터 해야 돼?", "보험료 밀렸는데 뭐 하면 되나요?", "설계사 되려면 뭐부터 해야 함?",
-                          "보험사가 보험금 안 주면 뭐 해야 돼요?", "계약 취소하고 싶으면 뭐 하면 됨?", "보험 갈아타려면 뭐 해"]
-_ROUTE_HELDOUT_CONTROLS = ["보험료 납입 유예기간이 뭐야?", "해지환급금이 뭐예요?", "청약 철회 기간은 며칠이야?", "보험업법 제95조의2 내용",
-                           "실손보험이랑 정액보험은 뭐가 달라?", "뭐 하나 물어봐도 돼?", "보험계약자 뭐라고 정의돼 있어?"]
+# Held out, composed afresh at every check (not shown in the lesson): new colloquial procedure questions (a situation,
+# then 뭐 (부터) 해야/하면/해, in any spacing) and new controls (what a term is, a difference, a definition, a number, an
+# article, and a "뭐 하나" that asks nothing procedural), so no table of questions, visible or shipped, passes.
+_SITUATIONS = ["교통사고 나면", "보험료 밀렸는데", "설계사 되려면", "보험사가 보험금 안 주면", "계약 취소하고 싶으면", "보험 갈아타려면",
+               "입원했는데", "보험증권 잃어버렸는데", "주소가 바뀌었으면", "수술 받기 전에", "자동차 보험 만기 되면", "실손 청구하려면",
+               "보험료가 너무 비싸면", "해외 나가기 전에", "사고 처리가 늦어지면", "보험금이 적게 나오면"]
+_ENDS = ["해야 돼?", "하면 돼?", "해야 함?", "하면 되나요?", "해야 돼요?", "해?", "해야 하나요?", "하면 됨?"]
+_TERMS = ["해지환급금", "청약 철회", "보험료 납입 유예기간", "실손보험", "정액보험", "보험계약자", "고지의무", "통지의무", "보험수익자", "책임준비금"]
+
+def _josa(word: str, with_final: str, without: str) -> str:
+    "The particle that follows `word`: `with_final` after a final consonant (받침), else `without`."
+    last = word[-1]
+    return with_final if "가" <= last <= "힣" and (ord(last) - 0xAC00) % 28 else without
+
+def _route_heldout(rng: random.Random) -> tuple[list[str], list[str]]:
+    "Six colloquial procedure questions and seven controls, composed with `rng`."
+    targets = [f"{s} 뭐{rng.choice(['', ' ', '부터 ', ' 부터 '])}{e}" for s, e in zip(rng.sample(_SITUATIONS, 6), rng.choices(_ENDS, k=6))]
+    t, u = rng.sample(_TERMS, 2)
+    controls = [f"{t}{_josa(t, '이', '가')} 뭐야?", f"{u}{_josa(u, '은', '는')} 뭐예요?", f"{t}{_josa(t, '이랑', '랑')} {u}{_josa(u, '은', '는')} 뭐가 달라?",
+                f"{u} 뭐라고 정의돼 있어?", f"{t} 기한은 며칠이야?", f"보험업법 제{rng.randint(80, 200)}조 내용",
+                rng.choice(["뭐 하나 물어봐도 돼?", "뭐 하나만 여쭤봐도 될까요?", "뭐 하나 확인해 줄 수 있어?"])]
+    return targets, controls
 
 def _route_miss(router, targets, controls, new: str) -> Feedback | None:
     "The first target not routed to PROCEDURE or control whose type changed (None: all right); `new` prefixes held-out ones."
@@ -305,15 +363,16 @@ def _route_miss(router, targets, controls, new: str) -> Feedback | None:
         if before != after: return Feedback(False, f"패턴이 너무 넓습니다: {new}'{q}'가 {before.value} → {after.value}로 바뀌었습니다.")
     return None
 
-def check_route_pattern(pattern: str | None) -> Feedback:
+def check_route_pattern(pattern: str | None, seed: int | None = None) -> Feedback:
     "Lesson 4: one PROCEDURE regex alternative that routes `ROUTE_TARGETS` and held-out phrasings, and leaves the controls (visible and held out) unchanged."
     if _todo(pattern) or not str(pattern).strip(): return _hint("'뭐' 뒤에 '해야/하면/해'가 오는 경우만 잡으세요. 예: 뭐\\s*(?:부터\\s*)?해...")
     try: router = Router(extra={QueryType.PROCEDURE: [pattern]})
     except re.error as e: return Feedback(False, f"정규식 오류: {e}")
-    for targets, controls, new in ((ROUTE_TARGETS, ROUTE_CONTROLS, ""), (_ROUTE_HELDOUT_TARGETS, _ROUTE_HELDOUT_CONTROLS, "(레슨에 없는 새 질문) ")):
+    held_targets, held_controls = _route_heldout(random.Random(seed))
+    for targets, controls, new in ((ROUTE_TARGETS, ROUTE_CONTROLS, ""), (held_targets, held_controls, "(레슨에 없는 새 질문) ")):
         if (miss := _route_miss(router, targets, controls, new)) is not None: return miss
-    return Feedback(True, f"구어체 절차 질문 {len(ROUTE_TARGETS)}개와 새 표현 {len(_ROUTE_HELDOUT_TARGETS)}개가 PROCEDURE로 가고, "
-                          f"대조 질문 {len(ROUTE_CONTROLS) + len(_ROUTE_HELDOUT_CONTROLS)}개는 그대로입니다.")
+    return Feedback(True, f"구어체 절차 질문 {len(ROUTE_TARGETS)}개와 이번에 새로 만든 표현 {len(held_targets)}개가 PROCEDURE로 가고, "
+                          f"대조 질문 {len(ROUTE_CONTROLS) + len(held_controls)}개는 그대로입니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #09fafbe2
 GATE_SCORES = [("보험계약은 언제 성립하나요?", "answerable", 0.668), ("보험사기를 저지르면 어떤 처벌을 받나요?", "answerable", 0.556),
@@ -342,10 +401,13 @@ def gate_counts(table, score: float, abort: float) -> dict[str, dict[str, int]]:
     return out
 
 # Held out: the same questions scored by rerankers of other scales (order kept, scale changed), as another corpus or
-# model would give. Thresholds typed for one scale fail here; a rule that reads them off the table does not.
-_SCALES = [("점수가 절반인 재순위 모델 (0.5 × 점수)", lambda s: 0.5 * s),
-           ("점수가 위로 눌린 재순위 모델 (√점수)", lambda s: s ** 0.5),
-           ("바닥이 0.25인 재순위 모델 (0.25 + 0.7 × 점수)", lambda s: 0.25 + 0.7 * s)]
+# model would give, drawn afresh at every check (a shrunk, a squashed and a lifted scale). Thresholds typed for one
+# scale fail there, and so does any lookup of the check's own tables: there are none to look up.
+def _scales(rng: random.Random) -> list[tuple[str, Callable[[float], float]]]:
+    "Three order-preserving rescalings with parameters drawn from `rng`: the rerankers of other corpora or models."
+    a, g, lo = rng.uniform(0.35, 0.6), rng.uniform(0.35, 0.6), rng.uniform(0.2, 0.3)
+    return [(f"점수가 {a:.2f}배인 재순위 모델", lambda s: a * s), (f"점수가 위로 눌린 재순위 모델 (점수^{g:.2f})", lambda s: s ** g),
+            (f"바닥이 {lo:.2f}인 재순위 모델", lambda s: lo + (0.95 - lo) * s)]
 
 def _threshold_problem(table, score: float, abort: float) -> str | None:
     "Which of the four goals `(score, abort)` misses on `table` (None: all met)."
@@ -359,14 +421,14 @@ def _threshold_problem(table, score: float, abort: float) -> str | None:
     if oc.get("refuse", 0) < n.get("out_of_corpus", 0) / 2: return f"없는 주제 중 {oc.get('refuse', 0)}/{n['out_of_corpus']}만 즉시 거절됩니다 (절반 이상 필요): 거절선 {abort:.3f}를 올리세요."
     return None
 
-def check_thresholds(choose: Callable | None, table=GATE_SCORES) -> Feedback:
+def check_thresholds(choose: Callable | None, table=GATE_SCORES, seed: int | None = None) -> Feedback:
     "Lesson 5: `choose(table) -> (crag_score_threshold, crag_abort_threshold)` meeting the four goals on `table` and on three rescaled tables."
     hint = "out_of_corpus 의 최고 점수보다 위에 통과선을, 답이 있는 질문은 하나도 자르지 않고 vocabulary_gap 의 절반 이상을 살리는 곳에 거절선을 두세요: 표의 점수에서 계산하세요."
     if _todo(choose) or isinstance(choose, tuple) and any(map(_todo, choose)): return _hint(hint)
     if not callable(choose):
         return Feedback(False, f"{choose!r}를 받았습니다. 숫자 두 개가 아니라, 점수 표를 받아 (통과선, 거절선)을 돌려주는 함수 choose(table) 를 넘기세요: "
                                "확인 함수가 같은 질문을 다른 척도로 잰 표에도 돌려 봅니다. 한 척도에서 고른 숫자는 다른 코퍼스·다른 재순위 모델에서 맞지 않습니다.")
-    tables = [("이 표", list(table))] + [(name, [(q, k, round(f(s), 4)) for q, k, s in GATE_SCORES]) for name, f in _SCALES]
+    tables = [("이 표", list(table))] + [(name, [(q, k, round(f(s), 4)) for q, k, s in table]) for name, f in _scales(random.Random(seed))]
     for i, (name, t) in enumerate(tables):
         got = _call(choose, list(t))
         if isinstance(got, Exception): return Feedback(False, f"[{name}] 예외가 났습니다: {type(got).__name__}: {got}")
@@ -381,7 +443,7 @@ def check_thresholds(choose: Callable | None, table=GATE_SCORES) -> Feedback:
     c = gate_counts(table, score, abort); n = {k: sum(v.values()) for k, v in c.items()}
     return Feedback(True, f"이 표에서 ({score:.3f}, {abort:.3f}): 통과 {c['answerable']['pass']}/{n['answerable']}, 어휘 격차 재작성 "
                           f"{c.get('vocabulary_gap', {}).get('rewrite', 0)}/{n.get('vocabulary_gap', 0)}, 없는 주제 즉시 거절 {c['out_of_corpus']['refuse']}/{n['out_of_corpus']} "
-                          f"(LLM 호출 0회). 척도가 다른 표 {len(_SCALES)}개에서도 네 목표를 지킵니다.")
+                          f"(LLM 호출 0회). 척도가 다른 표 {len(tables) - 1}개(이번에 새로 뽑은 척도)에서도 네 목표를 지킵니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #f123cdb5
 def _calibration_sets() -> list[tuple[list[float], list[float], float]]:
@@ -436,10 +498,34 @@ CLAIM_CASES = [("상법 제638조의2에 따라 보험자는 30일 안에 통지
                ("상법 제638조의3에 따라 약관을 교부해야 한다.", False, "제638조의3은 근거에 없습니다 (제638조의2와 다른 조)."),
                ("상법 제999조에 따라 보험자는 통지한다.", False, "제999조는 근거에 없는 조항입니다.")]
 
-def check_claim_rule(supported: Callable[[str, str], bool] | None) -> Feedback:
-    "Lesson 6: `supported(claim, context)` on `CLAIM_CASES`."
+# Held out, drawn afresh at every check: an article of a random number (with or without 의-number) as the context, and
+# claims that cite it (exactly, spaced out, with its 항), cite nothing, or cite a neighbour: the next 의-number, the next
+# article, the parent article, an article whose number starts with the same digits.
+_CLAIM_LAWS = ["상법", "보험업법", "보험사기방지 특별법", "근로기준법", "개인정보 보호법"]
+
+def _claim_heldout(rng: random.Random) -> tuple[str, list[tuple[str, bool, str]]]:
+    "A context and seven claims about it, drawn with `rng`: `(context, [(claim, supported?, why)])`."
+    law, a, b = rng.choice(_CLAIM_LAWS), rng.randint(12, 899), rng.randint(2, 9)
+    art, spaced = f"제{a}조의{b}", f"제 {a}조의 {b}"
+    ctx = f"「{law}」 {art}(신고) ① 사업자는 {rng.randint(7, 60)}일 이내에 신고하여야 한다. ② 제1항의 신고는 서면으로 한다."
+    cases = [(f"{law} {art}에 따라 신고해야 한다.", True, f"{art}는 근거에 있습니다."),
+             (f"{law} {spaced} 제1항에 따르면 신고는 기한 안에 한다.", True, f"띄어쓰기만 다를 뿐 같은 조항({art} 제1항)입니다."),
+             ("신고는 서면으로 해야 한다.", True, "인용한 조항이 없으면 이 규칙으로는 문제 삼을 것이 없습니다."),
+             (f"{law} 제{a}조의{b + 1}에 따라 신고한다.", False, f"제{a}조의{b + 1}은 근거의 {art}와 다른 조입니다."),
+             (f"{law} 제{a + 1}조에 따라 신고한다.", False, f"제{a + 1}조는 근거에 없습니다."),
+             (f"{law} 제{a}조에 따라 신고한다.", False, f"제{a}조는 {art}의 모조(母條)로, 근거에 있는 조가 아닙니다."),
+             (f"{law} 제{a}{rng.randint(0, 9)}조에 따라 신고한다.", False, "숫자가 근거 조문 번호로 시작할 뿐 다른 조입니다.")]
+    rng.shuffle(cases)
+    return ctx, cases
+
+def check_claim_rule(supported: Callable[[str, str], bool] | None, seed: int | None = None) -> Feedback:
+    "Lesson 6: `supported(claim, context)` on `CLAIM_CASES`, then on a context and claims drawn afresh (`seed`: to repeat a draw)."
     if _todo(supported): return _hint("refs, _ = extract_refs(텍스트) 로 주장과 근거의 조항 목록을 얻어 부분집합인지 보세요.")
-    return _cases(supported, CLAIM_CASES, CLAIM_CONTEXT, ok="인용 조항 규칙이 띄어쓰기 변형까지 맞습니다. verify_answer 는 이 규칙에 수치·별표·상하위 조항 검사를 더합니다.")
+    fb = _cases(supported, CLAIM_CASES, CLAIM_CONTEXT, ok="")
+    if not fb: return fb
+    ctx, held = _claim_heldout(random.Random(seed))
+    return _cases(supported, held, ctx, ok=f"인용 조항 규칙이 띄어쓰기 변형까지 맞고, 이번에 새로 만든 조문과 주장 {len(held)}개(이웃 조, 모조, 숫자가 겹치는 조)도 맞습니다. "
+                                          "verify_answer 는 이 규칙에 수치·별표·상하위 조항 검사를 더합니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #b64b0716
 DIAGNOSIS_CASES = {
@@ -511,10 +597,29 @@ GROUNDED_CASES = [
     ({"direct_answer": "30일 안에 통지합니다.", "claims": [], "evidence": _EV, "failure_reason": None}, False, "답은 있는데 주장이 하나도 없습니다."),
 ]
 
-def check_grounded_validator(valid: Callable[[dict], bool] | None) -> Feedback:
-    "Lesson 7: `valid(grounded)` on `GROUNDED_CASES` (the grounded-answer contract)."
+def _grounded_heldout(rng: random.Random) -> list[tuple[dict, bool, str]]:
+    "Seven contracts drawn with `rng`: chunk ids, evidence and claims of random shape; which ones are valid is by construction."
+    ids = [f"{rng.choice(['c', 'chunk-', 'd'])}{i}" for i in rng.sample(range(10, 999), 7)]
+    ev = [{"title": f"「상법」 제{rng.randint(600, 700)}조", "chunk_ids": ids[:2]}, {"title": f"「보험업법」 제{rng.randint(80, 200)}조", "chunk_ids": ids[2:4]}]
+    claim = lambda *cs: {"text": "주장", "chunk_ids": list(cs)}
+    answer, foreign = "답입니다.", ids[5]
+    cases = [({"direct_answer": answer, "claims": [claim(ids[rng.randint(0, 3)]), claim(*rng.sample(ids[:4], 2))], "evidence": ev, "failure_reason": None}, True, "모든 주장이 evidence 의 청크를 가리킵니다."),
+             ({"direct_answer": "", "claims": [], "evidence": [], "failure_reason": rng.choice(["미확인", "근거 부족"])}, True, "거절 계약도 유효합니다 (failure_reason 이 있음)."),
+             ({"direct_answer": answer, "claims": [claim(ids[0]), claim()], "evidence": ev, "failure_reason": None}, False, "근거가 없는 주장이 있습니다 (chunk_ids 가 비어 있음)."),
+             ({"direct_answer": answer, "claims": [claim(ids[1]), claim(ids[2], foreign)], "evidence": ev, "failure_reason": None}, False, f"{foreign}는 evidence 에 없는 청크입니다."),
+             ({"direct_answer": answer, "claims": [], "evidence": ev, "failure_reason": None}, False, "답은 있는데 주장이 하나도 없습니다."),
+             ({"direct_answer": "", "claims": [claim(ids[0])], "evidence": ev, "failure_reason": None}, False, "거절도 아닌데 답이 비어 있습니다."),
+             ({"direct_answer": answer, "claims": [claim(ids[3])], "evidence": ev[:1], "failure_reason": None}, False, f"{ids[3]}는 이 계약의 evidence 에 없습니다.")]
+    rng.shuffle(cases)
+    return cases
+
+def check_grounded_validator(valid: Callable[[dict], bool] | None, seed: int | None = None) -> Feedback:
+    "Lesson 7: `valid(grounded)` on `GROUNDED_CASES` (the grounded-answer contract), then on contracts drawn afresh (`seed`: to repeat a draw)."
     if _todo(valid): return _hint("failure_reason 이 있으면 거절 계약입니다. 아니면 claims 가 있고, 각 claim 의 chunk_ids 가 evidence 문서들의 chunk_ids 에 모두 있어야 합니다.")
-    return _cases(valid, GROUNDED_CASES, show=lambda g: "이 계약", ok="근거를 가리키지 않는 주장을 가진 답은 보여 주지 않습니다. 거절은 정상적인 결과입니다.")
+    fb = _cases(valid, GROUNDED_CASES, show=lambda g: "이 계약", ok="")
+    if not fb: return fb
+    held = _grounded_heldout(random.Random(seed))
+    return _cases(valid, held, show=lambda g: "새 계약(레슨에 없는 것)", ok=f"이번에 새로 만든 계약 {len(held)}개까지 맞습니다: 근거를 가리키지 않는 주장을 가진 답은 보여 주지 않습니다. 거절은 정상적인 결과입니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #01daf855
 EXERCISES = [("01_why_self_correction", "검색 빗나감 vs 환각", "check_rag_failures"),
