@@ -14,11 +14,11 @@ from ..retrieval.routing import Router, classify_query
 from ..core.schema import QueryType, Source
 
 # %% auto #0
-__all__ = ['RAG_FAILURE_CASES', 'STRICT_GRADER_CONTEXT', 'STRICT_GRADER_CASES', 'ROUTE_TARGETS', 'ROUTE_CONTROLS', 'GATE_SCORES',
-           'CLAIM_CONTEXT', 'CLAIM_CASES', 'DIAGNOSIS_CASES', 'DIAGNOSIS_CONTEXT', 'GROUNDED_CASES', 'EXERCISES',
-           'Feedback', 'check_rag_failures', 'check_strict_grader', 'judge_calls_absent', 'check_retries',
-           'check_fallback', 'check_switch_source', 'check_route_pattern', 'gate_counts', 'check_thresholds',
-           'check_calibration', 'check_claim_rule', 'check_diagnosis', 'check_grounded_validator']
+__all__ = ['RAG_FAILURE_CASES', 'STRICT_GRADER_CONTEXT', 'STRICT_GRADER_CASES', 'ANSWER_CALLS', 'REWRITE_CALLS', 'ROUTE_TARGETS',
+           'ROUTE_CONTROLS', 'GATE_SCORES', 'CLAIM_CONTEXT', 'CLAIM_CASES', 'DIAGNOSIS_CASES', 'DIAGNOSIS_CONTEXT',
+           'GROUNDED_CASES', 'EXERCISES', 'Feedback', 'check_rag_failures', 'check_strict_grader', 'judge_calls_absent',
+           'check_retries', 'check_fallback', 'check_switch_source', 'check_route_pattern', 'gate_counts',
+           'check_thresholds', 'check_calibration', 'check_claim_rule', 'check_diagnosis', 'check_grounded_validator']
 
 # %% ../../nbs/course/98_exercises.ipynb #8898463f
 @dataclass
@@ -253,21 +253,37 @@ def check_retries(count: Callable | None) -> Feedback:
     return Feedback(True, f"스크립트 채점관 {len(_RETRY_SCENARIOS)}가지에서 잰 호출 수가 맞습니다. 없는 주제에서는 3회 → 7회: 재시도 한 번마다 호출 2회가 늘고 답은 같습니다. 상한은 비용의 상한이기도 합니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #c5f50b5a
-def check_fallback(decide: Callable[[bool, int, int], str] | None) -> Feedback:
-    "Lesson 3: the edge after grade_docs with a fallback node at the cap, on every small state."
-    if _todo(decide): return _hint("관련 있으면 generate, 재시도가 남았으면 rewrite, 상한에 닿았으면 fallback.")
-    from cragrag.course.judge import JudgeState, decide_after_docs
-    for mr in (0, 1, 2):
-        for retries in range(mr + 1):
-            for rel in (True, False):
-                want = decide_after_docs(JudgeState("q", "q", docs_relevant=rel, retries=retries), mr, only_grounded=True)
-                got = _call(decide, rel, retries, mr)
-                if isinstance(got, Exception): return Feedback(False, f"decide({rel}, {retries}, {mr})에서 예외: {type(got).__name__}: {got}")
-                if got != want:
-                    why = {"generate": "문서가 관련 있으면 바로 생성합니다.", "rewrite": "재시도가 남았으니 재작성합니다.",
-                           "fallback": "상한에 닿았고 관련 문서가 없으니 '최선의 답' 대신 fallback 으로 가야 합니다."}[want]
-                    return Feedback(False, f"decide(docs_relevant={rel}, retries={retries}, max_retries={mr}) → {got!r}, 기대값 {want!r}. {why}")
-    return Feedback(True, "상한에서 근거 없는 답을 내는 대신 fallback 노드가 거절합니다 (JudgeCRAG(only_grounded=True)).")
+ANSWER_CALLS, REWRITE_CALLS = 2, 4   # what answering costs (generate, grade_answer), and a rewrite with the answer after it
+
+def _fallback_want(rel: bool, retries: int, max_retries: int, calls_left: int) -> tuple[str, str]:
+    "The budgeted edge after grade_docs, and why."
+    if rel: return ("generate", "문서가 관련 있고 답할 호출이 남았으니 생성합니다.") if calls_left >= ANSWER_CALLS else \
+                   ("fallback", f"관련 있어도 남은 호출 {calls_left}회로는 생성과 채점({ANSWER_CALLS}회)을 못 합니다: 채점 없는 답 대신 fallback.")
+    if retries >= max_retries: return "fallback", "상한에 닿았고 관련 문서가 없으니 '최선의 답' 대신 fallback 입니다."
+    if calls_left < REWRITE_CALLS: return "fallback", f"재시도는 남았지만 남은 호출 {calls_left}회로는 재작성과 그 뒤의 답({REWRITE_CALLS}회)을 못 합니다: fallback."
+    return "rewrite", "재시도와 호출이 남았으니 재작성합니다."
+
+def _fallback_states(rng: random.Random) -> list[tuple[bool, int, int, int]]:
+    "States of the edge drawn with `rng`, the budget's edges (calls left 1 to 4) always among them."
+    edges = [(rel, 0, mr, c) for rel in (True, False) for mr in (1, 2) for c in (1, 2, 3, 4)]
+    drawn = [(rng.random() < 0.5, r, mr, rng.randint(0, 12)) for mr in (rng.randint(0, 6) for _ in range(30)) for r in [rng.randint(0, mr)]]
+    states = edges + drawn
+    rng.shuffle(states)
+    return states
+
+def check_fallback(decide: Callable[[bool, int, int, int], str] | None, seed: int | None = None) -> Feedback:
+    "Lesson 3: the edge after grade_docs with a fallback node at the cap and an LLM-call budget, on states drawn afresh (`seed`: to repeat a draw)."
+    if _todo(decide): return _hint("관련 있으면 생성할 호출(2회)이 남았는지, 관련 없으면 재시도와 재작성할 호출(4회)이 남았는지 보세요. 모자라면 fallback.")
+    if not callable(decide): return Feedback(False, f"{type(decide).__name__}를 받았습니다. 분기 함수 decide(docs_relevant, retries, max_retries, calls_left) 를 넘기세요.")
+    for rel, retries, mr, calls in _fallback_states(random.Random(seed)):
+        want, why = _fallback_want(rel, retries, mr, calls)
+        got = _call(decide, rel, retries, mr, calls)
+        if isinstance(got, TypeError) and "positional" in str(got):
+            return Feedback(False, "decide 는 네 인자(docs_relevant, retries, max_retries, calls_left)를 받습니다: 남은 호출 예산도 보세요.")
+        if isinstance(got, Exception): return Feedback(False, f"decide({rel}, {retries}, {mr}, {calls})에서 예외: {type(got).__name__}: {got}")
+        if got != want:
+            return Feedback(False, f"decide(docs_relevant={rel}, retries={retries}, max_retries={mr}, calls_left={calls}) → {got!r}, 기대값 {want!r}. {why}")
+    return Feedback(True, "상한에서도, 호출 예산이 모자랄 때도 근거 없는 답 대신 fallback 노드가 거절합니다. 예산이 넉넉하면 JudgeCRAG(only_grounded=True) 의 분기와 같습니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #5a1c7e02
 class _StubExternal:
@@ -446,38 +462,48 @@ def check_thresholds(choose: Callable | None, table=GATE_SCORES, seed: int | Non
                           f"(LLM 호출 0회). 척도가 다른 표 {len(tables) - 1}개(이번에 새로 뽑은 척도)에서도 네 목표를 지킵니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #f123cdb5
-def _calibration_sets() -> list[tuple[list[float], list[float], float]]:
-    "Held-out (pos, neg, ceiling) for `check_calibration`: overlapping score sets of other sizes and ceilings, and ties at the cut."
-    import random
-    rng, out = random.Random(31), []
-    for n_pos, n_neg, lo_pos, hi_neg, ceiling in [(20, 20, 0.15, 0.6, 0.1), (30, 12, 0.05, 0.45, 0.05), (15, 40, 0.2, 0.7, 0.2)]:
-        out.append(([round(rng.uniform(lo_pos, 1.0), 3) for _ in range(n_pos)], [round(rng.uniform(0.0, hi_neg), 3) for _ in range(n_neg)], ceiling))
-    out.append(([0.4, 0.5, 0.5, 0.6, 0.9], [0.5, 0.5, 0.3, 0.2, 0.1, 0.1, 0.05, 0.0, 0.0, 0.0], 0.1))   # two absent topics tie at 0.5
+def _calibration_sets(rng: random.Random) -> list[tuple[list[float], list[float], float]]:
+    "Held-out (pos, neg, ceiling) drawn with `rng`: overlapping score sets of other sizes and ceilings, and absent topics tied at the cut."
+    out = []
+    for ceiling in rng.sample([0.05, 0.1, 0.2], 3):
+        n_pos, n_neg = rng.randint(12, 40), rng.randint(10, 40)
+        lo_pos, hi_neg = rng.uniform(0.05, 0.25), rng.uniform(0.4, 0.7)
+        out.append(([round(rng.uniform(lo_pos, 1.0), 4) for _ in range(n_pos)], [round(rng.uniform(0.0, hi_neg), 4) for _ in range(n_neg)], ceiling))
+    tie = round(rng.uniform(0.3, 0.6), 3)                                      # two absent topics at the cut: one more must not pass
+    out.append(([round(tie - 0.1, 3), tie, round(tie + 0.05, 3), round(tie + 0.1, 3), 0.95], [tie, tie] + sorted(round(rng.uniform(0, tie - 0.15), 3) for _ in range(8)), 0.1))
     return out
 
+def _margin_threshold(pos: Sequence[float], neg: Sequence[float], max_false_pass: float) -> float:
+    "The midpoint between the highest absent-topic score that must not pass and the lowest answerable score above it (1.0 if none is)."
+    allowed = int(max_false_pass * len(neg) + 1e-9)
+    cut = sorted(neg, reverse=True)[allowed] if allowed < len(neg) else 0.0
+    above = [x for x in pos if x > cut]
+    return (cut + (min(above) if above else 1.0)) / 2
+
 def _calibration_problem(threshold: float, pos, neg, max_false_pass: float) -> str | None:
-    "Why `threshold` is not the calibrated pass threshold of (pos, neg) under the ceiling (None: it is)."
+    "Why `threshold` is not the margin threshold of (pos, neg) under the ceiling (None: it is)."
     fp = sum(x >= threshold for x in neg) / len(neg); pr = sum(x >= threshold for x in pos) / len(pos)
     allowed = int(max_false_pass * len(neg) + 1e-9)
-    cut = sorted(neg, reverse=True)[allowed] if allowed < len(neg) else -1.0   # any threshold above this meets the ceiling
+    cut = sorted(neg, reverse=True)[allowed] if allowed < len(neg) else 0.0   # any threshold above this meets the ceiling
     best = sum(x > cut for x in pos) / len(pos)
     if fp > max_false_pass: return f"거짓 통과 {fp:.0%} > 허용 {max_false_pass:.0%}: {threshold}는 너무 낮습니다 ({cut} 보다 높아야 합니다)."
-    if pr < best: return f"허용 범위는 지키지만 통과율 {pr:.0%} < 가능한 최선 {best:.0%}: 더 낮출 수 있습니다 ({cut} 바로 위까지)."
+    if pr < best: return f"허용 범위는 지키지만 통과율 {pr:.0%} < 가능한 최선 {best:.0%}: 더 낮출 수 있습니다."
+    if abs(threshold - (want := _margin_threshold(pos, neg, max_false_pass))) > 1e-6:
+        return (f"허용 한도와 통과율은 지키지만 여유가 가장 큰 자리가 아닙니다: {cut}(통과하면 안 되는 가장 높은 없는 주제)와 그 위의 가장 낮은 "
+                f"답 있는 질문 사이의 한가운데 {want:.4f} 여야 합니다. 점수 하나에 딱 붙은 선은 재순위 점수가 조금만 흔들려도 그 질문을 떨어뜨립니다.")
     return None
 
-def check_calibration(pick: Callable | None, pos: Sequence[float], neg: Sequence[float], max_false_pass: float = 0.1) -> Feedback:
-    "Lesson 5: `pick(pos, neg, max_false_pass) -> threshold` with false pass ≤ the ceiling and the best pass rate, on these scores and four held-out sets."
-    hint = "neg 를 큰 순서로 정렬해 위에서 int(max_false_pass × len(neg))개까지만 통과를 허용하는 점수(그다음 neg)를 찾고, 그보다 큰 pos 중 가장 작은 값을 통과선으로 두세요."
+def check_calibration(pick: Callable | None, pos: Sequence[float], neg: Sequence[float], max_false_pass: float = 0.1, seed: int | None = None) -> Feedback:
+    "Lesson 5: `pick(pos, neg, max_false_pass) -> threshold`, the margin threshold, on these scores and four sets drawn afresh (`seed`: to repeat a draw)."
+    hint = "neg 를 큰 순서로 정렬해 int(max_false_pass × len(neg))개 다음의 값(cut)을 찾고, cut 보다 큰 pos 중 가장 작은 값과 cut 의 한가운데를 돌려주세요."
     if _todo(pick): return _hint(hint)
     if not callable(pick):
         return Feedback(False, f"{pick!r}를 받았습니다. 숫자 하나가 아니라 함수 pick(pos, neg, max_false_pass) 를 넘기세요: 확인 함수가 다른 점수 "
                                "분포(겹치는 분포, 다른 허용 한도, 같은 점수)에도 돌려 봅니다.")
-    from cragrag.decide import calibration
     sets = [("이 점수", list(pos), list(neg), max_false_pass)] + [(f"새 점수 {i} (pos {len(p)}개, neg {len(n)}개, 허용 {m:.0%})", p, n, m)
-                                                                 for i, (p, n, m) in enumerate(_calibration_sets(), 1)]
+                                                                 for i, (p, n, m) in enumerate(_calibration_sets(random.Random(seed)), 1)]
     for i, (name, p, n, m) in enumerate(sets):
-        with _watch(calibration, "auc") as used: got = _call(pick, list(p), list(n), m)
-        if used: return Feedback(False, "choose_thresholds 의 답을 옮겼습니다. 손으로 고르는 실습입니다: neg 를 정렬해 허용되는 개수를 세어 보세요 (확인은 그다음에 라이브러리로).")
+        got = _call(pick, list(p), list(n), m)
         if isinstance(got, Exception): return Feedback(False, f"[{name}] 예외가 났습니다: {type(got).__name__}: {got}")
         if _todo(got): return _hint(hint)
         try: t = float(got)
@@ -486,9 +512,8 @@ def check_calibration(pick: Callable | None, pos: Sequence[float], neg: Sequence
             return Feedback(False, f"[{name}] 통과선 {t}: {problem}" + ("" if i == 0 else " 레슨의 표에서만 맞는 숫자가 아니라 규칙이어야 합니다."))
         if i == 0: chosen = t                          # the student's threshold on the lesson's scores
     t = chosen
-    return Feedback(True, f"통과선 {t}: 거짓 통과 {sum(x >= t for x in neg) / len(neg):.0%} ≤ {max_false_pass:.0%}, 통과율 {sum(x >= t for x in pos) / len(pos):.0%} (최선). "
-                          f"새 점수 {len(sets) - 1}개에서도 허용 한도 안에서 가장 많이 통과시킵니다.")
-
+    return Feedback(True, f"통과선 {t:.4f}: 거짓 통과 {sum(x >= t for x in neg) / len(neg):.0%} ≤ {max_false_pass:.0%}, 통과율 {sum(x >= t for x in pos) / len(pos):.0%} (최선), "
+                          f"양쪽 여유가 가장 큰 자리. 이번에 새로 뽑은 점수 {len(sets) - 1}벌에서도 그렇습니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #65e73156
 CLAIM_CONTEXT = "「상법」 제638조의2(보험계약의 성립) ① 보험자가 … 30일내에 그 상대방에 대하여 낙부의 통지를 발송하여야 한다. ② 보험자가 제1항의 규정에 의한 기간내에 낙부의 통지를 해태한 때에는 승낙한 것으로 본다."
@@ -625,7 +650,7 @@ def check_grounded_validator(valid: Callable[[dict], bool] | None, seed: int | N
 EXERCISES = [("01_why_self_correction", "검색 빗나감 vs 환각", "check_rag_failures"),
              ("02_two_patterns", "엄격한 답변 채점관", "check_strict_grader"),
              ("03_judge_and_loop_safety", "MAX_RETRIES 0 vs 2", "check_retries"),
-             ("03_judge_and_loop_safety", "fallback 노드 설계", "check_fallback"),
+             ("03_judge_and_loop_safety", "호출 예산이 있는 fallback", "check_fallback"),
              ("03_judge_and_loop_safety", "정보원 바꾸기 (세 갈래 평가)", "check_switch_source"),
              ("04_graph_cost", "구어체 절차 질문 라우팅", "check_route_pattern"),
              ("05_score_gate", "두 임계값 고르기", "check_thresholds"),
