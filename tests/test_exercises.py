@@ -24,10 +24,12 @@ def diagnose(v, context, lookup):
     if any(re.search(r"\d+", m["text"]).group() in nums for m in v.numeric_mismatches): return "unit_error"
     return "generation_error"
 
-def switch(query, verdict, internal, external, policy):
+def switch(query, verdict, internal, external, policy, budget):
     if verdict == "CORRECT": return "use_retrieval"
     if external is None or not policy.allow_external: return "refuse"
     if private_data(query) and not policy.allow_private: return "refuse"
+    if budget["left"] <= 0: return "refuse"
+    budget["left"] -= 1
     try: found = external.search(policy.outgoing(query))
     except Exception: return "refuse"
     if verdict == "AMBIGUOUS": return "combine"
@@ -129,25 +131,29 @@ def test_diagnosis_refuses_labels_and_copies():
     assert critic._root_cause.__name__ == "_root_cause"                       # the spy is gone after the check
 
 def test_switch_refuses_copies_leaks_and_policy_blind():
-    import cragrag.decide.threeway as tw
-    copy = lambda q, v, i, e, p: corrective_route(q, v, i, e, p).strategy
-    assert "corrective_route" in check_switch_source(copy).message
-    asks = lambda q, v, i, e, p: "use_retrieval" if v == "CORRECT" else "refuse" if p.blocked(q, e) else switch(q, v, i, e, p)
-    assert not check_switch_source(asks).ok
-    assert tw.CorrectiveResult.__name__ == "CorrectiveResult" and tw.ExternalPolicy.blocked.__name__ == "blocked"
-    def leaky(q, v, i, e, p):
+    copy = lambda q, v, i, e, p, b: corrective_route(q, v, i, e, p).strategy   # the library's route (no budget): no spy needed
+    assert not check_switch_source(copy).ok and "예산" in check_switch_source(copy).message
+    class Keeps(ExternalPolicy):                                                # the old cheat: a subclass keeping the original blocked
+        pass
+    clone = lambda q, v, i, e, p, b: corrective_route(q, v, i, e, Keeps(p.allow_external, p.allow_private, p.mask_pii)).strategy
+    assert not check_switch_source(clone).ok
+    def leaky(q, v, i, e, p, b):
         found = e.search(q) if e else []
         if v == "CORRECT": return "use_retrieval"
-        if e is None or not p.allow_external or (private_data(q) and not p.allow_private): return "refuse"
+        if e is None or not p.allow_external or (private_data(q) and not p.allow_private) or b["left"] <= 0: return "refuse"
+        b["left"] -= 1
         return "combine" if v == "AMBIGUOUS" else "external_only" if found else "refuse"
     assert "보내면 안 됩니다" in check_switch_source(leaky).message
-    no_privacy = lambda q, v, i, e, p: switch(q, v, i, e, ExternalPolicy(p.allow_external, True, p.mask_pii))
+    no_privacy = lambda q, v, i, e, p, b: switch(q, v, i, e, ExternalPolicy(p.allow_external, True, p.mask_pii), b)
     assert "개인정보" in check_switch_source(no_privacy).message
-    unmasked = lambda q, v, i, e, p: switch(q, v, i, e, ExternalPolicy(p.allow_external, p.allow_private, False))
+    unmasked = lambda q, v, i, e, p, b: switch(q, v, i, e, ExternalPolicy(p.allow_external, p.allow_private, False), b)
     assert "policy.outgoing" in check_switch_source(unmasked).message
-    three_arms = lambda q, v, i, e, p: {"CORRECT": "use_retrieval", "AMBIGUOUS": "combine"}.get(v, "external_only")
+    unspent = lambda q, v, i, e, p, b: switch(q, v, i, e, p, dict(b))
+    assert "줄여야" in check_switch_source(unspent).message
+    three_arms = lambda q, v, i, e, p, b: {"CORRECT": "use_retrieval", "AMBIGUOUS": "combine"}.get(v, "external_only")
     assert not check_switch_source(three_arms).ok
     assert not check_switch_source({"CORRECT": "use_retrieval"}).ok
+    assert all(check_switch_source(switch, seed=s).ok for s in range(5))
 
 def test_failures_refuse_labels_and_visible_lookups():
     assert not rag_failures({"A": "검색 빗나감", "B": "환각"}).ok                  # the typed answer of the old exercise

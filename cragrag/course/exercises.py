@@ -295,50 +295,61 @@ class _StubExternal:
         if self.mode == "error": raise ConnectionError("stub web search is down")
         return [Source(chunk_id="web-1", content="외부 문서: 보험금 청구 절차 안내")] if self.mode == "hits" else []
 
-# Held out (not shown in the lesson): every verdict × query (with and without personal data) × policy × external source.
-_SWITCH_QUERIES = ["실손보험 청구 서류 알려줘", "제 번호 010-2345-6789 인데 보험금 청구 절차 알려줘", "주민번호 900101-1234567 로 가입한 보험 해지하려면?"]
+# Held out, drawn afresh at every check: every verdict × three queries (a plain one, one with a phone number, one with an
+# e-mail address, composed now) × four policies × four sources (none, hits, empty, failing) × an external-call budget of
+# 0, 1 or 3 left. The library's `corrective_route` has no budget: the student's switch is an extension, not a copy.
+_SWITCH_TOPICS = ["실손보험 청구 서류 알려줘", "보험금 청구 절차 알려줘", "해외여행자보험 가입 방법", "자동차보험 갱신 서류", "보험계약 대출 이자", "암보험 진단금 청구"]
 _SWITCH_POLICIES = [dict(), dict(allow_external=True), dict(allow_external=True, allow_private=True),
                     dict(allow_external=True, allow_private=True, mask_pii=False)]
-_SWITCH_WHY = {"use_retrieval": "CORRECT 면 내부 검색 결과만 씁니다: 외부 검색은 부르지 않습니다.",
+_SWITCH_WHY = {"use_retrieval": "CORRECT 면 내부 검색 결과만 씁니다: 외부 검색은 부르지 않고 예산도 쓰지 않습니다.",
                "combine": "AMBIGUOUS 이고 외부 검색을 쓸 수 있으면 내부 결과에 외부 결과를 더합니다(combine).",
                "external_only": "INCORRECT 면 내부 결과를 버리고, 외부에서 찾은 것만 씁니다(external_only).",
                "no_external_source": "외부 정보원이 없으면(None) 더할 근거가 없으니 거절합니다.",
                "external_disabled": "정책이 외부 검색을 끄면(allow_external=False) 아무것도 밖으로 보내지 않고 거절합니다.",
                "private_query": "개인정보가 든 질문은 allow_private 없이는 밖으로 보내지 않습니다(private_data) → 거절.",
                "external_error": "외부 검색이 실패하면 근거가 없는 것이니 예외를 내지 말고 거절합니다.",
+               "budget": "외부 호출 예산(budget['left'])이 남지 않았으면 보내지 않고 거절합니다.",
                "refuse": "외부에서도 찾지 못하면(빈 결과) 거절합니다."}
 
-def _switch_miss(switch: Callable, query: str, verdict, pol: dict, mode: str | None) -> Feedback | None:
-    "Why `switch` is wrong on one case (None: its strategy and the queries it sent out are those of `corrective_route`)."
+def _switch_queries(rng: random.Random) -> list[str]:
+    "A plain query, one with a phone number and one with an e-mail address, composed with `rng`."
+    a, b, c = rng.sample(_SWITCH_TOPICS, 3)
+    phone, mail = f"010-{rng.randint(2000, 9999)}-{rng.randint(1000, 9999)}", f"{rng.choice(['kim', 'lee', 'park', 'choi'])}{rng.randint(1, 999)}@example.com"
+    return [a, f"제 번호 {phone} 인데 {b}", f"{mail} 로 가입한 보험, {c}"]
+
+def _switch_miss(switch: Callable, query: str, verdict, pol: dict, mode: str | None, left: int) -> Feedback | None:
+    "Why `switch` is wrong on one case (None: its strategy, what it sent out and the budget it left are the budgeted route's)."
     from cragrag.decide import threeway as tw
     policy, internal = tw.ExternalPolicy(**pol), [Source(chunk_id="c1", content="「상법」 제638조의2 …", rerank_score=0.2)]
     ref_ext = _StubExternal(mode) if mode else None
     want = tw.corrective_route(query, verdict, internal, ref_ext, policy)
-    ext = _StubExternal(mode) if mode else None
-    with _watch(tw, "CorrectiveResult") as used, _watch(tw.ExternalPolicy, "blocked") as asked:
-        got = _call(switch, query, verdict, internal, ext, policy)
+    should, strategy, why_key = (ref_ext.received if ref_ext else []), want.strategy, (want.blocked or "").split(":")[0] or want.strategy
+    if should and left <= 0: should, strategy, why_key = [], "refuse", "budget"          # the budget: nothing goes out
+    ext, budget = (_StubExternal(mode) if mode else None), {"left": left}
+    got = _call(switch, query, verdict, internal, ext, policy, budget)
     got = getattr(got, "strategy", got)
-    case = f"[verdict={verdict.value}, 질문='{query}', 정책={pol or '기본(외부 끔)'}, 외부={mode or 'None'}]"
-    if used or asked: return Feedback(False, "corrective_route 나 policy.blocked 의 답을 옮기지 말고, 분기를 직접 쓰세요 (private_data, policy.allow_external/allow_private, policy.outgoing 은 써도 됩니다).")
+    case = f"[verdict={verdict.value}, 질문='{query}', 정책={pol or '기본(외부 끔)'}, 외부={mode or 'None'}, 남은 예산={left}]"
+    if isinstance(got, TypeError) and "positional" in str(got):
+        return Feedback(False, "switch 는 여섯 인자(query, verdict, internal, external, policy, budget)를 받습니다: 외부 호출 예산 budget['left'] 도 보세요.")
     if isinstance(got, Exception): return Feedback(False, f"{case}에서 예외가 났습니다: {type(got).__name__}: {got}. {_SWITCH_WHY['external_error']}")
-    sent, should = (ext.received if ext else []), (ref_ext.received if ref_ext else [])
+    sent = ext.received if ext else []
     if sent != should:
         how = "이 경우에는 외부로 아무것도 보내면 안 됩니다 (비용, 개인정보 유출)." if not should else f"외부로 보낼 질의는 policy.outgoing(query) = {should} 입니다."
-        return Feedback(False, f"{case}: 외부로 보낸 질의 {sent}. {how} {_SWITCH_WHY.get((want.blocked or '').split(':')[0], '')}")
-    if got != want.strategy:
-        why = _SWITCH_WHY.get((want.blocked or "").split(":")[0]) or _SWITCH_WHY[want.strategy]
-        return Feedback(False, f"{case} → {got!r}, 기대값 {want.strategy!r}. {why}")
+        return Feedback(False, f"{case}: 외부로 보낸 질의 {sent}. {how} {_SWITCH_WHY.get(why_key, '')}")
+    if got != strategy: return Feedback(False, f"{case} → {got!r}, 기대값 {strategy!r}. {_SWITCH_WHY.get(why_key, '')}")
+    if budget.get("left") != left - len(should):
+        return Feedback(False, f"{case}: 남은 예산이 {budget.get('left')}입니다. 외부로 보낸 호출 수만큼 budget['left'] 를 줄여야 합니다 (기대값 {left - len(should)}).")
     return None
 
-def check_switch_source(switch: Callable | None) -> Feedback:
-    "Lesson 3: `switch(query, verdict, internal, external, policy) -> strategy` (use_retrieval / combine / external_only / refuse), compared with `corrective_route` on held-out cases, including what it sends out."
-    if _todo(switch): return _hint("CORRECT → use_retrieval. 아니면 먼저 보낼 수 있는지(외부 정보원, allow_external, private_data 와 allow_private), 보낼 수 있으면 external.search(policy.outgoing(query)) 를 try 로 부르고, AMBIGUOUS → combine, INCORRECT → 결과가 있으면 external_only, 없으면 refuse.")
-    if not callable(switch): return Feedback(False, f"{type(switch).__name__}를 받았습니다. 분기 함수 switch(query, verdict, internal, external, policy) 를 넘기세요.")
+def check_switch_source(switch: Callable | None, seed: int | None = None) -> Feedback:
+    "Lesson 3: `switch(query, verdict, internal, external, policy, budget) -> strategy`, the three-way route with an external-call budget, on cases drawn afresh."
+    if _todo(switch): return _hint("CORRECT → use_retrieval. 아니면 먼저 보낼 수 있는지(외부 정보원, allow_external, private_data 와 allow_private, budget['left'] > 0), 보낼 수 있으면 budget['left'] 를 하나 줄이고 external.search(policy.outgoing(query)) 를 try 로 부르고, AMBIGUOUS → combine, INCORRECT → 결과가 있으면 external_only, 없으면 refuse.")
+    if not callable(switch): return Feedback(False, f"{type(switch).__name__}를 받았습니다. 분기 함수 switch(query, verdict, internal, external, policy, budget) 를 넘기세요.")
     from cragrag.decide.threeway import RetrievalVerdict
-    for verdict, query, pol, mode in product(RetrievalVerdict, _SWITCH_QUERIES, _SWITCH_POLICIES, (None, "hits", "empty", "error")):
-        if (miss := _switch_miss(switch, query, verdict, pol, mode)) is not None: return miss
-    n = len(RetrievalVerdict) * len(_SWITCH_QUERIES) * len(_SWITCH_POLICIES) * 4
-    return Feedback(True, f"숨은 사례 {n}개에서 corrective_route 와 같은 갈래를 고르고, 보낼 수 없는 질문은 밖으로 보내지 않았습니다: 관련 없는 검색은 재작성 대신 정보원을 바꾸고, 개인정보가 든 질문은 정책이 막습니다.")
+    cases = list(product(RetrievalVerdict, _switch_queries(random.Random(seed)), _SWITCH_POLICIES, (None, "hits", "empty", "error"), (0, 1, 3)))
+    for verdict, query, pol, mode, left in cases:
+        if (miss := _switch_miss(switch, query, verdict, pol, mode, left)) is not None: return miss
+    return Feedback(True, f"이번에 새로 만든 사례 {len(cases)}개에서 맞는 갈래를 고르고, 보낼 수 없는 질문(정책, 개인정보, 예산)은 밖으로 보내지 않았으며, 보낸 만큼 예산을 줄였습니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #b241b003
 ROUTE_TARGETS = ["보험금 타려면 뭐 해야 됨?", "해지하고 싶은데 뭐 하면 돼?", "보험 가입 거절당하면 다음엔 뭐 해?"]
@@ -651,7 +662,7 @@ EXERCISES = [("01_why_self_correction", "검색 빗나감 vs 환각", "check_rag
              ("02_two_patterns", "엄격한 답변 채점관", "check_strict_grader"),
              ("03_judge_and_loop_safety", "MAX_RETRIES 0 vs 2", "check_retries"),
              ("03_judge_and_loop_safety", "호출 예산이 있는 fallback", "check_fallback"),
-             ("03_judge_and_loop_safety", "정보원 바꾸기 (세 갈래 평가)", "check_switch_source"),
+             ("03_judge_and_loop_safety", "정보원 바꾸기 (외부 호출 예산)", "check_switch_source"),
              ("04_graph_cost", "구어체 절차 질문 라우팅", "check_route_pattern"),
              ("05_score_gate", "두 임계값 고르기", "check_thresholds"),
              ("05_score_gate", "라벨 점수로 보정하기", "check_calibration"),
