@@ -5,7 +5,6 @@
 # %% ../../nbs/course/98_exercises.ipynb #3a981f03
 from __future__ import annotations
 import json, random, re
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import product
 from typing import Callable, Sequence
@@ -45,16 +44,6 @@ def _cases(fn: Callable, cases, *extra, ok: str, show: Callable = lambda x: f"'{
         if isinstance(got, Exception): return Feedback(False, f"{show(x)}에서 예외가 났습니다: {type(got).__name__}: {got} — {why}")
         if bool(got) != want: return Feedback(False, f"{show(x)} → {bool(got)}, 기대값 {want}. {why}")
     return Feedback(True, ok)
-
-@contextmanager
-def _watch(owner, name: str):
-    "Replace `owner.name` by a spy while the block runs; yields the list of calls, so a check can tell that the student called the library's answer instead of writing it."
-    orig, seen = getattr(owner, name), []
-    def spy(*a, **k):
-        seen.append(name); return orig(*a, **k)
-    setattr(owner, name, spy)
-    try: yield seen
-    finally: setattr(owner, name, orig)
 
 # %% ../../nbs/course/98_exercises.ipynb #22227ed2
 RAG_FAILURE_CASES = {
@@ -243,14 +232,23 @@ def _retry_miss(count: Callable, mr: int, rel, ung: int, why: str) -> Feedback |
         return Feedback(False, f"{why}: {got}회가 아니라 {want}회입니다. {more}")
     return None
 
-def check_retries(count: Callable | None) -> Feedback:
+def _retry_walks(rng: random.Random) -> list[tuple[int, int | None, int, str]]:
+    "Three more scripted walks drawn with `rng`: another MAX_RETRIES, when the documents turn relevant, how many answers fail their grade."
+    out = []
+    for _ in range(3):
+        mr = rng.randint(0, 4); rel = rng.choice([None, rng.randint(0, mr)]); ung = rng.randint(0, 2)
+        out.append((mr, rel, ung, f"새 경우: MAX_RETRIES={mr}, " + ("관련 문서 없음" if rel is None else f"재작성 {rel}번 만에 관련 문서") + f", 충실하지 않은 답 {ung}번"))
+    return out
+
+def check_retries(count: Callable | None, seed: int | None = None) -> Feedback:
     "Lesson 3: `count(search, llm, max_retries, question) -> int`, the LLM calls of one `JudgeCRAG` run, measured on scripted judges (a typed-in table is not accepted)."
     if isinstance(count, dict) and all(_todo(v) for v in count.values()): count = None
     if _todo(count): return _hint("count(search, llm, max_retries, question) 안에서 JudgeCRAG(search, llm, max_retries=max_retries).run(question).llm_calls 의 길이를 돌려주세요.")
     if not callable(count): return Feedback(False, f"{type(count).__name__}를 받았습니다. 호출 수를 적은 표가 아니라, 호출 수를 **재는** 함수 count(search, llm, max_retries, question) 를 넘기세요: 확인 함수가 레슨에 없는 질문에도 돌려 봅니다.")
-    for mr, rel, ung, why in _RETRY_SCENARIOS:
+    walks = _RETRY_SCENARIOS + _retry_walks(random.Random(seed))
+    for mr, rel, ung, why in walks:
         if (miss := _retry_miss(count, mr, rel, ung, why)) is not None: return miss
-    return Feedback(True, f"스크립트 채점관 {len(_RETRY_SCENARIOS)}가지에서 잰 호출 수가 맞습니다. 없는 주제에서는 3회 → 7회: 재시도 한 번마다 호출 2회가 늘고 답은 같습니다. 상한은 비용의 상한이기도 합니다.")
+    return Feedback(True, f"스크립트 채점관 {len(walks)}가지(이번에 새로 뽑은 경우 포함)에서 잰 호출 수가 맞습니다. 없는 주제에서는 3회 → 7회: 재시도 한 번마다 호출 2회가 늘고 답은 같습니다. 상한은 비용의 상한이기도 합니다.")
 
 # %% ../../nbs/course/98_exercises.ipynb #c5f50b5a
 ANSWER_CALLS, REWRITE_CALLS = 2, 4   # what answering costs (generate, grade_answer), and a rewrite with the answer after it
@@ -580,48 +578,76 @@ DIAGNOSIS_CONTEXT = [   # the evidence the check diagnoses against: the top-2 ar
     "「상법」 제638조의3(보험약관의 교부ㆍ설명 의무) ① 보험자는 보험계약을 체결할 때에 보험계약자에게 보험약관을 교부하고 그 약관의 중요한 내용을 설명하여야 한다. "
     "② 보험계약자는 보험계약이 성립한 날부터 3개월 이내에 그 계약을 취소할 수 있다."]
 _DIAG_CORPUS = ("제638조의2", "제638조의3", "제651조", "제652조", "제662조")   # the articles the check's corpus lookup knows
-# Held out (not shown in the lesson): new wrong answers; the expected cause is measured by the critic, never stored.
-_DIAG_HELDOUT = ["보험계약자는 계약이 성립한 날부터 3년 이내에 계약을 취소할 수 있다.", "상법 제777조에 따라 보험자는 약관을 교부해야 한다.",
-                 "상법 제662조에 따라 보험계약자는 3개월 이내에 계약을 취소할 수 있다.", "보험자는 보험계약을 체결할 때에 보험약관을 교부하지 아니한다.",
-                 "보험계약자는 계약이 성립한 날부터 5개월 이내에 계약을 취소할 수 있다.", "보험자는 다른 약정이 없으면 30주내에 낙부의 통지를 발송하여야 한다.",
-                 "보험자가 30일내에 낙부의 통지를 해태하면 승낙한 것으로 보지 아니한다."]
-_DIAG_WHY = {"unit_error": "숫자는 근거에 있고 단위·자릿수만 다릅니다 → 재생성.",
+# Held out, written afresh at every check from the context's own sentences: a unit changed, an article invented, an
+# article of the corpus the evidence lacks, a sentence turned around, a value the evidence lacks, and the evidence's own
+# article cited under another law's name. The expected cause is measured by the critic, never stored; for the last kind
+# the critic says retrieval_gap (search again), while the evidence is there: the model named the wrong law (regenerate).
+_DIAG_SENTENCES = [("보험자는 다른 약정이 없으면 {n}{u}내에 낙부의 통지를 발송하여야 한다.", "30", "일", "제638조의2", ("발송하여야 한다", "발송하지 아니한다")),
+                   ("보험계약자는 보험계약이 성립한 날부터 {n}{u} 이내에 그 계약을 취소할 수 있다.", "3", "개월", "제638조의3", ("취소할 수 있다", "취소할 수 없다")),
+                   ("보험자는 보험계약을 체결할 때에 보험계약자에게 보험약관을 교부하여야 한다.", None, None, "제638조의3", ("교부하여야 한다", "교부하지 아니한다"))]
+_OTHER_LAWS = ["보험업법", "보험사기방지 특별법", "근로기준법", "약관의 규제에 관한 법률"]
+
+def _diag_heldout(rng: random.Random) -> list[str]:
+    "Seven wrong answers about `DIAGNOSIS_CONTEXT`, written with `rng`: one of each kind, and a second wrong law."
+    numbered = [s for s in _DIAG_SENTENCES if s[1]]
+    form, n, u, art, _ = rng.choice(numbered)
+    unit = rng.choice([x for x in ("일", "주", "개월", "년") if x != u])
+    out = [form.format(n=n, u=unit)]                                                                     # the unit changed
+    form, n, u, art, _ = rng.choice(numbered)
+    out.append(form.format(n=str(int(n) + rng.randint(2, 9)), u=u))                                      # a value the evidence lacks
+    out.append(f"상법 제{rng.randint(700, 999)}조에 따라 " + rng.choice(numbered)[0].format(n=n, u=u))       # an invented article
+    out.append(f"상법 {rng.choice(['제651조', '제652조', '제662조'])}에 따라 " + form.format(n=n, u=u))      # the corpus has it, the evidence not
+    sent = rng.choice(_DIAG_SENTENCES)
+    out.append(sent[0].format(n=sent[1], u=sent[2]).replace(*sent[4]))                                  # turned around
+    for law in rng.sample(_OTHER_LAWS, 2):                                                               # the right article, the wrong law
+        s = rng.choice(_DIAG_SENTENCES)
+        out.append(f"「{law}」 {s[3]}에 따라 " + s[0].format(n=s[1], u=s[2]))
+    rng.shuffle(out)
+    return out
+
+_DIAG_WHY = {"wrong_law": "인용한 조문 번호는 근거에 있는데 법 이름이 다릅니다: 검색은 맞았고 모델이 법을 잘못 붙였습니다 → 재생성 (다시 검색해도 소용없습니다).",
+             "unit_error": "숫자는 근거에 있고 단위·자릿수만 다릅니다 → 재생성.",
              "generation_error": "근거에도 코퍼스에도 없는 조항, 또는 근거에 없는 값입니다: 모델이 지어냄 → 재생성.",
              "retrieval_gap": "인용 조항이 근거에는 없지만 코퍼스(lookup)에는 있습니다: 검색이 놓침 → escalate.",
              "semantic_mismatch": "수치·조항은 맞지만 뜻이 근거와 반대입니다(claims 의 semantic_flag) → escalate."}
 
 def _diag_lookup(ref: str) -> bool: return any(a in ref.replace(" ", "") for a in _DIAG_CORPUS)
 
+def _wrong_law(v, context) -> bool:
+    "Whether every reference the verification misses is an article the evidence has, cited under another law's name."
+    have = set(extract_refs(" ".join(context))[0])
+    return bool(v.missing_refs) and all(set(extract_refs(r)[0]) <= have for r in v.missing_refs)
+
 def _measured_diagnosis(answer: str):
-    "The answer's verification on `DIAGNOSIS_CONTEXT` and the critic's measured cause."
+    "The answer's verification on `DIAGNOSIS_CONTEXT` and its cause: the critic's, or wrong_law where the critic says retrieval_gap of an article the evidence has."
     from cragrag.check.verify import verify_answer
     from cragrag.check.critic import classify_failure, NegationRuleJudge
     v = verify_answer(answer, DIAGNOSIS_CONTEXT, semantic_judge=NegationRuleJudge())
-    return v, classify_failure(v, DIAGNOSIS_CONTEXT, _diag_lookup).failure_type.value
+    cause = classify_failure(v, DIAGNOSIS_CONTEXT, _diag_lookup).failure_type.value
+    return v, "wrong_law" if cause == "retrieval_gap" and _wrong_law(v, DIAGNOSIS_CONTEXT) else cause
 
 def _diag_miss(diagnose: Callable, name: str, answer: str, names: set) -> Feedback | None:
-    "Why `diagnose` is wrong on one answer (None: it names the critic's measured cause, without calling the critic)."
-    from cragrag.check import critic
+    "Why `diagnose` is wrong on one answer (None: it names the measured cause)."
     v, want = _measured_diagnosis(answer)
-    with _watch(critic, "_root_cause") as used: got = _call(diagnose, v, list(DIAGNOSIS_CONTEXT), _diag_lookup)
+    got = _call(diagnose, v, list(DIAGNOSIS_CONTEXT), _diag_lookup)
     got = getattr(got, "value", got)
-    if used: return Feedback(False, "classify_failure 의 답을 옮기지 말고, 경고(v.missing_refs, v.numeric_mismatches, claims 의 semantic_flag)와 lookup 으로 직접 판단하세요.")
     if isinstance(got, Exception): return Feedback(False, f"{name}에서 예외가 났습니다: {type(got).__name__}: {got}")
     if got not in names: return Feedback(False, f"{name}: '{got}'는 FailureType 이 아닙니다. 가능한 값: {sorted(names)}")
     if got != want: return Feedback(False, f"{name} (경고 {v.warnings}) → {got}, 비평가가 잰 원인은 {want}입니다. {_DIAG_WHY.get(want, '')}")
     return None
 
-def check_diagnosis(diagnose: Callable | None) -> Feedback:
-    "Lesson 6: `diagnose(verification, context, lookup) -> FailureType value`, compared with the critic's measured cause on `DIAGNOSIS_CASES` and held-out answers."
+def check_diagnosis(diagnose: Callable | None, seed: int | None = None) -> Feedback:
+    "Lesson 6: `diagnose(verification, context, lookup) -> cause` (a FailureType value, or wrong_law), against the measured cause on `DIAGNOSIS_CASES` and answers written afresh."
     if isinstance(diagnose, dict) and all(_todo(v) for v in diagnose.values()): diagnose = None
-    if _todo(diagnose): return _hint("순서대로: 뜻이 뒤집혔나(semantic_flag)? → 빠진 조항이 코퍼스 어디에도 없나(lookup)? 코퍼스에는 있나? → 숫자는 근거에 있고 단위만 다른가? → 아니면 지어낸 값.")
+    if _todo(diagnose): return _hint("순서대로: 뜻이 뒤집혔나(semantic_flag)? → 빠진 조항의 조문 번호가 근거에 있나(법 이름만 다름: wrong_law)? 코퍼스 어디에도 없나(lookup)? 코퍼스에는 있나? → 숫자는 근거에 있고 단위만 다른가? → 아니면 지어낸 값.")
     if not callable(diagnose): return Feedback(False, f"{type(diagnose).__name__}를 받았습니다. 사례별 라벨이 아니라 진단하는 함수 diagnose(v, context, lookup) 를 넘기세요: 확인 함수가 레슨에 없는 새 답에도 돌려 봅니다.")
     from cragrag.check.critic import FailureType
-    names = {f.value for f in FailureType}
-    cases = [(f"사례 {k}", a) for k, (a, _, _) in DIAGNOSIS_CASES.items()] + [(f"레슨에 없는 새 답 '{a}'", a) for a in _DIAG_HELDOUT]
+    names = {f.value for f in FailureType} | {"wrong_law"}
+    held = _diag_heldout(random.Random(seed))
+    cases = [(f"사례 {k}", a) for k, (a, _, _) in DIAGNOSIS_CASES.items()] + [(f"레슨에 없는 새 답 '{a}'", a) for a in held]
     for name, answer in cases:
         if (miss := _diag_miss(diagnose, name, answer, names)) is not None: return miss
-    return Feedback(True, f"사례 A~D와 새 답 {len(_DIAG_HELDOUT)}개의 원인을 비평가와 똑같이 진단했습니다. 원인이 조치를 정합니다: 생성·단위 오류는 재생성, 검색 격차·의미 모순은 escalate.")
+    return Feedback(True, f"사례 A~D와 이번에 새로 쓴 답 {len(held)}개의 원인을 맞혔습니다. 원인이 조치를 정합니다: 생성·단위 오류와 잘못 붙인 법 이름은 재생성, 검색 격차·의미 모순은 escalate.")
 
 # %% ../../nbs/course/98_exercises.ipynb #fa0cb244
 _EV = [{"title": "「상법」 제638조의2", "chunk_ids": ["c1", "c3"]}, {"title": "「상법」 제638조의3", "chunk_ids": ["c2"]}]
@@ -665,7 +691,7 @@ EXERCISES = [("01_why_self_correction", "검색 빗나감 vs 환각", "check_rag
              ("03_judge_and_loop_safety", "정보원 바꾸기 (외부 호출 예산)", "check_switch_source"),
              ("04_graph_cost", "구어체 절차 질문 라우팅", "check_route_pattern"),
              ("05_score_gate", "두 임계값 고르기", "check_thresholds"),
-             ("05_score_gate", "라벨 점수로 보정하기", "check_calibration"),
+             ("05_score_gate", "라벨 점수로 보정하기 (여유가 가장 큰 선)", "check_calibration"),
              ("06_verify_critic", "인용 조항 규칙", "check_claim_rule"),
-             ("06_verify_critic", "실패 원인 진단", "check_diagnosis"),
+             ("06_verify_critic", "실패 원인 진단 (법 이름까지)", "check_diagnosis"),
              ("07_sufficiency_grounded", "grounded 답변 계약 검사", "check_grounded_validator")]
