@@ -73,32 +73,45 @@ def _failure_case(pipeline, question: str, answer: str | None = None) -> dict:
             "evidence": f"「{top.metadata.get('doc_title')}」 {top.metadata.get('article_id')}: {top.content[:120]}…",
             "answer": answer if answer is not None else pipeline.llm.generate(question, r.route.query_type, docs)}
 
-def _rag_failure_heldout(pipeline, rng: random.Random) -> list[dict]:
-    "Three misses and three hallucinations of `pipeline` (the bundled corpus), drawn with `rng`; labels by construction."
-    from importlib.resources import files
-    out, misses = [], 0
+def _misses(pipeline, rng: random.Random, n: int = 3) -> list[dict]:
+    "`n` retrieval misses: everyday questions the corpus does not hold whose top chunk scores far below the gate's lines, quoted faithfully."
+    out = []
     for topic in rng.sample(_OFF_TOPICS, len(_OFF_TOPICS)):
         c = _failure_case(pipeline, f"{topic} {rng.choice(_OFF_ASKS)}")
-        if c["top_score"] < 0.1:                                         # far below the gate's lines: unrelated evidence
-            out.append({**c, "label": "retrieval_miss", "why": f"근거(「{c['evidence'].split('」')[0][1:]}」)가 질문과 무관합니다(점수 {c['top_score']}): 생성은 근거를 충실히 옮겼을 뿐입니다."}); misses += 1
-        if misses == 3: break
-    qs = [json.loads(l)["question"] for l in (files("cragrag") / "data" / "crag_questions.jsonl").read_text(encoding="utf-8").splitlines()
-          if l.strip() and json.loads(l)["kind"] == "answerable"]
-    flipped = numbered = 0
-    for q in rng.sample(qs, len(qs)):
+        if c["top_score"] >= 0.1: continue
+        out.append({**c, "label": "retrieval_miss", "why": f"근거(「{c['evidence'].split('」')[0][1:]}」)가 질문과 무관합니다(점수 {c['top_score']}): 생성은 근거를 충실히 옮겼을 뿐입니다."})
+        if len(out) == n: break
+    return out
+
+def _changed(sentence: str, rng: random.Random, flip_first: bool) -> tuple[str, str] | None:
+    "`sentence` with what it says turned around (same numbers) or a number changed, and why; None when neither applies."
+    flip = next(((a, b) for a, b in _FLIPS if a in sentence), None)
+    num = re.search(r"(\d+)\s*(일|년|개월|월|%|만원|원|세|시간)", sentence)
+    if flip and (flip_first or not num):
+        return sentence.replace(*flip, 1), f"맞는 근거인데 답이 '{flip[0]}'를 '{flip[1]}'로 뒤집었습니다: 숫자는 같아도 뜻이 반대입니다."
+    if num:
+        wrong = str(int(num[1]) + rng.randint(1, 9))
+        return sentence[:num.start(1)] + wrong + sentence[num.end(1):], f"맞는 근거인데 답의 {wrong}{num[2]}이 근거의 {num[1]}{num[2]}과 다릅니다."
+    return None
+
+def _hallucinations(pipeline, rng: random.Random, n: int = 3) -> list[dict]:
+    "`n` hallucinations: answerable questions of the bundled set, their right top chunk, and a sentence of it changed (one at least turned around)."
+    from importlib.resources import files
+    rows = [json.loads(l) for l in (files("cragrag") / "data" / "crag_questions.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
+    out = []
+    for q in rng.sample([r["question"] for r in rows if r["kind"] == "answerable"], sum(r["kind"] == "answerable" for r in rows)):
         c = _failure_case(pipeline, q, answer="")
         if c["top_score"] < 0.4: continue                                # only where the evidence is clearly the right one
         sentence = next((s for s in re.split(r"(?<=다\.)\s+", c["content"]) if len(s) > 15), c["content"])
-        flip = next(((a, b) for a, b in _FLIPS if a in sentence), None)
-        num = re.search(r"(\d+)\s*(일|년|개월|월|%|만원|원|세|시간)", sentence)
-        if flip and flipped < 2 and (numbered >= 1 or not num):
-            answer, why = sentence.replace(*flip, 1), f"맞는 근거인데 답이 '{flip[0]}'를 '{flip[1]}'로 뒤집었습니다: 숫자는 같아도 뜻이 반대입니다."; flipped += 1
-        elif num and numbered < 2:
-            wrong = str(int(num[1]) + rng.randint(1, 9))
-            answer, why = sentence[:num.start(1)] + wrong + sentence[num.end(1):], f"맞는 근거인데 답의 {wrong}{num[2]}이 근거의 {num[1]}{num[2]}과 다릅니다."; numbered += 1
-        else: continue
-        out.append({**c, "answer": answer, "label": "hallucination", "why": why})
-        if flipped + numbered == 3 and flipped >= 1: break
+        flipped = sum("뒤집었습니다" in h["why"] for h in out)
+        if (changed := _changed(sentence, rng, flip_first=flipped == 0)) is None: continue
+        out.append({**c, "answer": changed[0], "label": "hallucination", "why": changed[1]})
+        if len(out) == n: break
+    return out
+
+def _rag_failure_heldout(pipeline, rng: random.Random) -> list[dict]:
+    "Three misses and three hallucinations of `pipeline` (the bundled corpus), drawn with `rng`; labels by construction."
+    out = _misses(pipeline, rng) + _hallucinations(pipeline, rng)
     rng.shuffle(out)
     return out
 
@@ -150,25 +163,25 @@ STRICT_GRADER_CASES = [
 # A near miss writes a part of the context's number (30일 → 3일), which a grader that tests `숫자 in context` passes; a
 # count in words the verifier does not read as a quantity (2번, 3가지, 2부) is still a number the evidence lacks, so the
 # library's `verify_answer` (which checks amounts, periods and rates) is not this grader either.
-_FORMS = [("보험자는 다른 약정이 없으면 {n}{u} 안에 낙부의 통지를 발송하여야 한다.", "보험자는 {m}{u} 안에 통지해야 합니다."),
-          ("보험금청구권은 {n}{u}간 행사하지 아니하면 시효의 완성으로 소멸한다.", "보험금청구권은 {m}{u} 뒤에 소멸합니다."),
-          ("계속보험료가 납입되지 아니한 때에는 {n}{u}의 납입최고기간을 두어야 한다.", "납입최고기간은 {m}{u}입니다."),
-          ("갱신형 특약은 {n}{u}마다 갱신된다.", "특약은 {m}{u}마다 갱신됩니다.")]
-_UNITS, _COUNTERS = ["일", "년", "개월", "주"], ["번", "가지", "부", "번째"]
+_FORMS = [("보험자는 다른 약정이 없으면 {n}{u} 안에 낙부의 통지를 발송하여야 한다.", "보험자는 {m}{u} 안에 통지해야 합니다.", ["일", "주"]),
+          ("보험금청구권은 {n}{u}간 행사하지 아니하면 시효의 완성으로 소멸한다.", "보험금청구권은 {m}{u} 뒤에 소멸합니다.", ["년", "개월"]),
+          ("계속보험료가 납입되지 아니한 때에는 {n}{u}의 납입최고기간을 두어야 한다.", "납입최고기간은 {m}{u}입니다.", ["일", "주"]),
+          ("갱신형 특약은 {n}{u}마다 갱신된다.", "특약은 {m}{u}마다 갱신됩니다.", ["년", "개월"])]
+_COUNTERS = ["번", "가지", "부", "번째"]
 
 def _near_misses(rng: random.Random) -> list[tuple[tuple[str, str], bool, str]]:
     "Eight held-out cases drawn with `rng`: near misses, spacing variants, uncounted counts, and honest quotes."
     out = []
-    for ctx_form, ans_form in rng.sample(_FORMS, 4):
-        n, u = rng.randint(12, 98), rng.choice(_UNITS)
+    for ctx_form, ans_form, units in rng.sample(_FORMS, 4):
+        n, u = rng.randint(12, 98), rng.choice(units)
         if n % 10 == 0 or str(n)[0] == str(n)[1]: n += 1
         ctx = ctx_form.format(n=n, u=u)
         part = rng.choice([str(n)[0], str(n)[1]])                                       # a digit of n: inside it as a substring
         out.append(((ans_form.format(m=part, u=u), ctx), False,
-                    f"'{part}{u}'은 근거의 '{n}{u}'이 아닙니다: 문자열 포함(in)으로 보면 '{part}'가 '{n}' 안에 있어 통과해 버립니다. 숫자를 통째로 비교하세요."))
-        out.append(((ans_form.format(m=f"{n} ", u=u), ctx), True, f"'{n} {u}'는 띄어 썼을 뿐 근거의 {n}{u}과 같은 수치입니다."))
+                    f"답의 '{part}{u}' 와 근거의 '{n}{u}' 는 다른 수치입니다: 문자열 포함(in)으로 보면 '{part}' 가 '{n}' 안에 있어 통과해 버립니다. 숫자를 통째로 비교하세요."))
+        out.append(((ans_form.format(m=f"{n} ", u=u), ctx), True, f"'{n} {u}' 는 띄어 썼을 뿐 근거의 '{n}{u}' 와 같은 수치입니다."))
     k, c = rng.randint(2, 9), rng.choice(_COUNTERS)
-    n, u = rng.randint(12, 98), rng.choice(_UNITS)
+    n, u = rng.randint(12, 98), rng.choice(_FORMS[0][2])
     ctx = _FORMS[0][0].format(n=n, u=u)
     out[-1] = ((f"보험자는 {n}{u} 안에 통지하고, 서류 {k}{c}도 확인합니다.", ctx), False,
                f"'{k}{c}'의 {k}는 근거에 없는 수치입니다: 기간·금액·비율이 아니어도 숫자는 숫자입니다 (verify_answer 는 이런 수를 보지 않습니다).")
