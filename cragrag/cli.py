@@ -68,6 +68,19 @@ def _pipeline(args):
     given = {k: getattr(args, k, None) for k in ("qdrant_path", "collection")}
     return Pipeline(tenant=getattr(args, "tenant", None), **{k: v for k, v in given.items() if v})
 
+def _indexed_pipeline(args):
+    "`_pipeline(args)` for a command that reads the index: before anything is indexed there, a clear error, and nothing created."
+    from cragrag.core.config import load_settings
+    from cragrag.indexing.build import collection_info
+    s = load_settings()
+    path = Path(getattr(args, "qdrant_path", None) or s.qdrant_path)
+    if not s.qdrant_url and str(path) != ":memory:" and not path.exists():
+        raise LookupError(f"nothing is indexed in {path}: index documents first (cragrag index PATH)")
+    p = _pipeline(args)
+    if collection_info(p.store) is None:
+        p.close(); raise LookupError(f"collection {p.settings.collection!r} does not exist: index documents first (cragrag index PATH)")
+    return p
+
 # %% ../nbs/90_cli.ipynb #c7150dda
 def _pairs(items: list[str] | None, option: str) -> dict | None:
     "`FIELD=VALUE` options as a dict (None when there are none)."
@@ -247,7 +260,7 @@ def print_answer(res, trace: dict | None = None):
          arg("--json", action="store_true", help="print the /retrieve JSON response"), *STORE_ARGS)
 def cmd_search(args) -> int:
     "Retrieve sources for a query and print them (or the JSON response)."
-    with _pipeline(args) as p:
+    with _indexed_pipeline(args) as p:
         res = p.retrieve(args.query, top_k=args.top_k, filters=_pairs(args.filter, "--filter"))
         if args.json: print(res.model_dump_json(indent=2))
         else: print_sources(res)
@@ -269,7 +282,7 @@ def cmd_ask(args) -> int:
     "Answer a question (the pipeline design's /answer response); the switches override the settings for this question."
     sw = dict(grounded_answer=args.grounded, multi_query=args.multi_query, flare=args.flare, self_rag_strict=args.strict,
               crag_mode="three_way" if args.three_way else None, guardrails=False if args.no_guardrails else None)
-    with _pipeline(args) as p:
+    with _indexed_pipeline(args) as p:
         res = p.answer(args.query, top_k=args.top_k, filters=_pairs(args.filter, "--filter"), **sw)
         if args.json: print(json.dumps(res.model_dump(mode="json"), ensure_ascii=False, indent=2))
         else: print_answer(res, p.last_trace)
