@@ -22,12 +22,19 @@ def wait_until_serving():
     "`wait_until_serving(proc, base)`: /health of a `cragrag serve` subprocess once it answers (no start-time assertion)."
     return _wait_until_serving
 
-def pytest_sessionfinish(session, exitstatus):
-    """Nothing a test started outlives the run: a `cragrag serve` thread a notebook left, and its worker processes, would
-    keep the interpreter's exit waiting on them (minutes, after the summary)."""
+def stop_leftovers() -> list[str]:
+    """Stop what a notebook or test left running in this process, even when it failed before its own clean-up:
+    `cragrag serve` threads (with their worker processes) and multiprocessing children. What was stopped, by name."""
     import multiprocessing
+    left = []
     try:
         from cragrag.serve.server import stop_servers
-        stop_servers(timeout=5)
-    except ImportError: pass
-    for child in multiprocessing.active_children(): child.kill(); child.join(5)
+        if n := stop_servers(timeout=5): left.append(f"{n} server(s)")
+    except ImportError: pass                  # (no [server] extra)
+    for child in multiprocessing.active_children():
+        child.kill(); child.join(5); left.append(f"process {child.name}")
+    return left
+
+def pytest_sessionfinish(session, exitstatus):
+    "Nothing a test started outlives the run: a server thread and its worker processes would keep the interpreter's exit waiting on them (minutes, after the summary)."
+    stop_leftovers()

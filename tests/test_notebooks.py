@@ -3,23 +3,12 @@
 A notebook the docs build has already run to its end over this very code (its executed copy is in the build's cache under
 a key of the notebook's text, the package's files and the versions that change results: `cached_execution`) is not run
 a second time: the suite and the docs build share one run of each notebook."""
-import multiprocessing, pytest
+import pytest
 from pathlib import Path
+from conftest import stop_leftovers
 
 NBS = Path(__file__).resolve().parent.parent / "nbs"
 NOTEBOOKS = sorted(p for p in NBS.rglob("*.ipynb") if not any(part.startswith(("_", ".")) for part in p.relative_to(NBS).parts))
-
-def stop_leftovers() -> list[str]:
-    """Stop what a notebook left running in this process, even when one of its cells failed before its own clean-up:
-    `cragrag serve` threads (with their worker processes) and multiprocessing children. What was stopped, by name."""
-    left = []
-    try:
-        from cragrag.serve.server import stop_servers
-        if n := stop_servers(): left.append(f"{n} server(s)")
-    except ImportError: pass                  # (no [server] extra)
-    for child in multiprocessing.active_children():
-        child.kill(); child.join(5); left.append(f"process {child.name}")
-    return left
 
 _FINGERPRINT: list[str] = []
 
