@@ -141,19 +141,20 @@ def cmd_index(args) -> int:
         _claim(p, args.recreate)
         docs = None if args.demo else load_documents(files, strict=args.strict)
         if docs == []: raise ValueError(f"no file in {' '.join(args.paths)} could be loaded; nothing indexed")
-        rep = p.index(docs, payload=payload, recreate=args.recreate, progress=not args.quiet)
+        rep = p.index(docs, payload=payload, recreate=args.recreate, progress=not args.quiet, fit_gate=False)   # fitted below, with its line
         print(f"{rep}\ncollection {p.settings.collection!r} now holds {p.store.count()} chunks")
         if not args.demo and not args.no_fit_gate: fit_after_index(p)   # the demo corpus keeps the thresholds its labelled questions chose
     return 0
 
 def fit_after_index(p, say=print):
     "After indexing a user's documents: fit the gate on probes unless thresholds from labelled questions are recorded; one line on what the gate uses. The fit (`Pipeline.fit_gate`'s calibration and probe scores), None when none was made."
-    if p.tenant is not None: return say("gate: a tenant's answers use the configured thresholds (a line fitted on the collection would depend on other tenants' chunks)")
-    rec = (p.store.record() or {}).get("calibration") or {}
-    if rec.get("source") == "labels":
+    fit, why = p.refit_gate()
+    if why == "tenant": return say("gate: a tenant's answers use the configured thresholds (a line fitted on the collection would depend on other tenants' chunks)")
+    if why == "labels":
+        rec = p.store.record()["calibration"]
         return say(f"gate: keeping the thresholds fitted on your labelled questions (pass ≥ {rec['pass_threshold']:.3g}, "
                    f"refuse < {rec['abort_threshold']:.3g}); run cragrag calibrate again after large changes")
-    cal, _ = fit = p.fit_gate()
+    cal = fit[0]
     if cal.not_recorded:
         why = (f"too few titled articles to ask about ({cal.n_pos} answerable probes)" if cal.too_few_probes else
                f"the questions made from your articles score too low to tell (median {cal.probe_median:.2f}, line {cal.pass_threshold:.3g})")
@@ -320,7 +321,7 @@ def _golden_pipeline(args, fit: bool = False):
         for g in args.golden for q in load_golden(g, args.field, args.split)]
     p, fitted = _pipeline(args), None
     if args.docs:
-        p.index(args.docs, progress=not getattr(args, "quiet", False))
+        p.index(args.docs, progress=not getattr(args, "quiet", False), fit_gate=False)
         if fit: fitted = fit_after_index(p)   # `eval --docs` measures the gate `cragrag index` would give
     elif collection_info(p.store) is None:
         if args.golden: p.close(); raise LookupError("the index is empty: give --docs FILES_OR_FOLDERS, or run cragrag index first")
@@ -380,7 +381,7 @@ def _probe_calibration(args):
     from cragrag.indexing.build import collection_info
     if args.golden: raise ValueError("--probes fits on questions made from the index: leave out --golden (or leave out --probes)")
     with _pipeline(args) as p:
-        if args.docs: p.index(args.docs, progress=False)
+        if args.docs: p.index(args.docs, progress=False, fit_gate=False)
         if collection_info(p.store) is None: raise LookupError("the index is empty: give --docs FILES_OR_FOLDERS, or run cragrag index first")
         cal, scores = p.fit_gate()
     from cragrag.decide.calibration import MIN_ANSWERABLE_PROBES
@@ -400,7 +401,9 @@ def _probe_calibration(args):
          arg("--max-false-abort", type=float, default=0.05, help="share of answerable questions that may be refused at once (default 0.05)"),
          arg("--out", help="folder for scores.png and calibration.json"),
          arg("--probes", action="store_true", help="no labels: fit on questions made from the indexed documents (cragrag.decide.probes)"),
-         arg("--check", action="store_true", help="only show the stored calibration and whether the index has grown since"), *STORE_ARGS)
+         arg("--check", action="store_true", help="only show the stored calibration and whether the index has grown since"),
+         arg("--force", action="store_true", help="record the thresholds even from fewer than 20 answerable or unanswerable questions, or a false-pass rate known within more than ±0.15"),
+         *STORE_ARGS)
 def cmd_calibrate(args) -> int:
     "Calibrate the gate thresholds (or check the stored calibration)."
     from dataclasses import asdict
@@ -415,7 +418,7 @@ def cmd_calibrate(args) -> int:
     if args.probes: cv, (cal, (pos, neg)) = None, _probe_calibration(args)
     else:
         qs, p, _ = _golden_pipeline(args)
-        with p: cal, cv, (pos, neg) = calibrate(p, qs, args.max_false_pass, args.max_false_abort)
+        with p: cal, cv, (pos, neg) = calibrate(p, qs, args.max_false_pass, args.max_false_abort, force=args.force)
         print(f"{cal.n_pos} answerable, {cal.n_neg} unanswerable questions; {cal.chunks} chunks; reranker {cal.reranker}; AUC {cal.auc:.3f}")
     print(f"pass ≥ {cal.pass_threshold:.4g}, refuse < {cal.abort_threshold:.4g}: passes {cal.pass_rate:.1%} of answerable questions at once, "
           f"{cal.false_pass:.1%} of unanswerable ones; refuses {cal.false_abort:.1%} of answerable ones at once")

@@ -492,6 +492,23 @@ def _probes(self: Pipeline, n_articles: int, writer: str):
     probes, cost = written_probe_questions(self.store, self.llm, self.settings.gate_probe_budget, cache=cache, template_articles=n_articles)
     return probes, cost, cache
 
+# %% ../../nbs/answering/80_pipeline.ipynb #11d7d8d3
+@patch
+def refit_gate(self: Pipeline) -> tuple[tuple | None, str]:
+    "After the index changed: the gate fitted on probes (`fit_gate`) unless this is a tenant's view or thresholds from labelled questions are recorded; the fit (calibration, probe scores) or None, and why: tenant | labels | fitted | not_recorded."
+    if self.tenant is not None: return None, "tenant"   # a line fitted on the collection would depend on other tenants' chunks
+    if ((self.store.record() or {}).get("calibration") or {}).get("source") == "labels": return None, "labels"
+    fit = self.fit_gate()
+    return fit, "not_recorded" if fit[0].not_recorded else "fitted"
+
+@patch
+def index(self: Pipeline, paths=None, payload: dict | None = None, recreate: bool = False, progress: bool = True, strict: bool = False,
+          fit_gate: bool = True):   # fit the gate on probes from the documents when they changed the index (False: keep the thresholds as they are)
+    "`Components.index`, then the gate fitted as `cragrag index` fits it (`refit_gate`), in the report's `gate`: a user's documents that wrote or deleted chunks; the bundled demo corpus keeps the thresholds its labelled questions chose."
+    rep = Components.index(self, paths, payload, recreate, progress, strict)
+    if fit_gate and paths is not None and (rep.written or rep.deleted): rep.gate = self.refit_gate()
+    return rep
+
 # %% ../../nbs/answering/80_pipeline.ipynb #977c33b3
 class LocalDocumentSource:
     "An `ExternalSource` over local files: its own in-memory cragrag index (tests, intranet folders)."

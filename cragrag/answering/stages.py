@@ -15,7 +15,7 @@ from ..indexing.store import Store
 from ..core.clock import checkpoint, time_left
 from ..models.prompts import PROMPTS, calc_context_budget, truncate_context
 from ..retrieval.routing import Router, classify_query
-from ..core.schema import AnswerResponse, RiskLevel, RouteResult, Source, Verification
+from ..core.schema import AnswerResponse, QueryType, RiskLevel, RouteResult, Source, Verification
 from ..check.verify import VerificationResult, support_span, verify_answer
 from ..check.guardrails import Checks, HarmfulContentFilter
 from ..decide.sufficiency.loop import SufficiencyOutcome
@@ -34,6 +34,7 @@ from ..check.guardrails import apply_guardrails, strip_links
 from ..decide.sufficiency.requirements import LLMDecomposer
 from ..decide.sufficiency.ledger import LLMSupportJudge
 from ..check.relevance import Relevance, answer_relevance, relevance_hint
+from ..text.direct import direct_of
 from ..text.slots import VALUE_SLOTS, asked_slot, definition_query, is_unconfirmed, penalty_query, slot_values, unconfirmed
 from ..indexing.refgraph import cites
 from ..indexing.refgraph import ReferenceGraph
@@ -256,12 +257,27 @@ def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
                                          budget=Budget(max_rounds=s.sufficiency_max_rounds, max_searches=s.sufficiency_max_searches,
                                                        max_llm_calls=s.sufficiency_max_llm_calls - (1 if dec else 0)))
     if dec is not None: o.decomposition = {"version": dec.last.version, "source": dec.last.source, "reason": dec.last.reason}
-    st.evidence_sources = _evidence(o, seen, _scenario_verdict(svc, st, o))   # never less than the question's own search found
+    st.evidence_sources = _evidence(o, seen, scenario := _scenario_verdict(svc, st, o))   # never less than the question's own search found
     if not seen and svc.store.count() == 0: raise Refusal("empty_index")
-    if o.verdict.verdict not in ("SUFFICIENT", "PARTIAL"):
-        why = f"insufficient_{o.verdict.verdict.lower()}"
+    verdict, gate = o.verdict.verdict, None
+    lookup = st.route is not None and st.route.query_type == QueryType.STRUCTURED_LOOKUP
+    corrected = len(o.rounds) > 1 or verdict == "AMBIGUOUS"   # the loop had its correction rounds (none when switched off: its verdict stands)
+    if (verdict == "UNANSWERABLE" or verdict == "AMBIGUOUS" and lookup) and corrected and not scenario:   # nothing graded, or an article asked
+        gate = _gate(svc, st)                                                               # by number: the default's question if the gate passes it
+        if gate.passed: o.stop_reason += f"; {verdict} to the ledger, passed by the score gate: answered from its evidence"
+    if verdict not in ("SUFFICIENT", "PARTIAL") and not (gate and gate.passed):
+        why = f"insufficient_{verdict.lower()}"
         raise Refusal(why, f"{why}: {', '.join(o.verdict.reason_codes) or 'no evidence'} (stopped: {o.stop_reason})")
+    gate = gate or _gate(svc, st)
+    if not gate.passed: raise Refusal(gate.refusal_reason, gate.error)   # never an answer where the score gate, rewrites included, refuses
+    if not scenario:   # the gate's evidence first, as the default reads it; the ledger's adds what it found, unranked
+        have = {s.chunk_id for s in gate.final.sources}
+        st.evidence_sources = gate.final.sources + [s.model_copy(update={"rerank_score": None}) for s in st.evidence_sources if s.chunk_id not in have]
     return o
+
+def _gate(svc: Services, st: AnswerState) -> CragOutcome:
+    "The score gate's outcome on the question, rewrites included, as the default mode runs it (not kept on the state)."
+    return run_crag(st.query, searcher(svc, st), svc.rewriter, svc.settings, route=lambda q: classify_query(q, svc.router()), log=st.log)
 
 def missing_note(o) -> str:
     "The line a PARTIAL answer ends with: the requirements it could not cover."
@@ -305,8 +321,9 @@ def _penalties(svc: Services, st: AnswerState, asked, sources: list[Source], n: 
         value = {x.chunk_id: bool(slot_values(x.content, asked)) for x in found}
         citing = {x.metadata.get("article_id") for x in found if cite[x.chunk_id]}
         pick = [x for x in found if x.metadata.get("article_id") in citing and (cite[x.chunk_id] or value[x.chunk_id])]
-        if any(value[x.chunk_id] for x in pick):
-            out += [x for x in sources if (x.metadata.get("doc_id"), x.metadata.get("article_id")) == (doc, art)] + pick
+        if any(value[x.chunk_id] for x in pick):   # the sanction is read because it cites the rule: the reader may state its value (`reached_by`)
+            out += [x for x in sources if (x.metadata.get("doc_id"), x.metadata.get("article_id")) == (doc, art)]
+            out += [x.model_copy(update={"metadata": {**x.metadata, "reached_by": f"{art} 위반 벌칙"}}) for x in pick]
     return out
 
 def lookup_context(svc: Services, st: AnswerState, sources: list[Source]) -> tuple[list[Source], str | None] | None:
@@ -333,7 +350,12 @@ def generate(svc: Services, st: AnswerState) -> Generation:
 def generate_grounded(svc: Services, st: AnswerState) -> Generation:
     "Stage [3] with `grounded_answer`: the validated answer contract; its explicit failure is the refusal."
     sources, sq = _context(svc, st)
-    st.grounded = g = write_grounded(svc.llm, st.query, st.route.query_type, sources, log=st.log, search_query=sq, repairs=svc.settings.grounded_repairs)
+    write = lambda ctx, q: write_grounded(svc.llm, st.query, st.route.query_type, ctx, log=st.log, search_query=q, repairs=svc.settings.grounded_repairs)
+    g = write(sources, sq)
+    if g.failure_reason == "미확인" and (found := lookup_context(svc, st, sources)):   # what it lacked looked up once, as `generate` does
+        wider = truncate_context(found[0], _budget(svc, st))
+        if not (again := write(wider, found[1] or sq)).failed: g, sources = again, wider
+    st.grounded = g
     if g.failed: raise Refusal(f"grounded_{g.failure_code}", g.failure_detail)
     return Generation(render_grounded(g), svc.llm.name, sources)
 
@@ -515,7 +537,8 @@ def answer_response(st: AnswerState, generator: str | None = None, load_ms: int 
     refused, o, contract = st.refusal is not None, st.sufficiency, contract_of(st)
     text = _answer_text(st, contract)
     return AnswerResponse(trace_id=st.trace_id, query=st.query, route=st.route, elapsed_ms=st.elapsed_ms, load_ms=load_ms or None,
-                          answer=text, sufficiency=o.summary() if o is not None else None,
+                          answer=text, direct_answer=None if refused else direct_of(st.query, text),
+                          sufficiency=o.summary() if o is not None else None,
                           evidence=o.ledger.compact() if o is not None and st.include_ledger else None,
                           sources=(st.evidence_sources if o is not None else []) if refused else st.generate.sources,
                           crag_retries=st.crag.retries if st.crag else 0, is_refusal=refused,

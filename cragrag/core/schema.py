@@ -161,6 +161,7 @@ class AnswerResponse(BaseModel):
     trace_id: str
     query: str
     answer: str
+    direct_answer: str | None = None   # a value question: the value and its place ("15일 — 「근로기준법」 제60조 제1항"), or 미확인; None: refused, or no value asked
     elapsed_ms: int                # query time, model loading excluded
     sources: list[Source]
     citations: list[Citation] = Field(default_factory=list)
@@ -185,7 +186,7 @@ class AnswerResponse(BaseModel):
     def _conditional_keys(self, handler):
         d = handler(self)
         if not self.load_ms: d.pop("load_ms", None)
-        for k in ("sufficiency", "evidence", "grounded", "checks", "corrective", "flare", "relevance", "failure_reason", "explain"):
+        for k in ("direct_answer", "sufficiency", "evidence", "grounded", "checks", "corrective", "flare", "relevance", "failure_reason", "explain"):
             if getattr(self, k) is None: d.pop(k, None)
         if not self.citations: d.pop("citations", None)
         if self.verification is None or not self.verification.warnings: d.pop("verification", None)

@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Sequence
+import math
 import numpy as np
 
 # %% auto #0
-__all__ = ['MIN_ANSWERABLE_PROBES', 'ANSWERED_QUANTILE', 'GATE_KEYS', 'best_scores', 'auc', 'Calibration', 'choose_thresholds',
+__all__ = ['MIN_REWRITE_BAND', 'OFF_CORPUS_SCORE', 'MIN_ANSWERABLE_PROBES', 'ANSWERED_QUANTILE', 'GATE_KEYS', 'MIN_LABELLED',
+           'MAX_FALSE_PASS_WIDTH', 'best_scores', 'auc', 'Calibration', 'band_floor', 'choose_thresholds',
            'cross_validate', 'probe_line', 'save_calibration', 'forget_probe_fit', 'calibration_status',
-           'gate_thresholds', 'calibrate', 'config_lines', 'plot_scores']
+           'gate_thresholds', 'wilson', 'unsafe_fit', 'calibrate', 'config_lines', 'plot_scores']
 
 # %% ../../nbs/decide/88_calibrate.ipynb #85c414c9
 def best_scores(pipeline, questions, top_k: int | None = None) -> tuple[list[float], list[float]]:
@@ -70,6 +72,13 @@ class Calibration:
 def _rate(xs, f) -> float: return float(np.mean([f(x) for x in xs])) if len(xs) else float("nan")
 
 # %% ../../nbs/decide/88_calibrate.ipynb #13e6fea4
+MIN_REWRITE_BAND = 0.18   # the abort line stays this far below the pass line: 90 % of the questions a rewrite rescued scored within it (bench/rewrite_band.py)
+OFF_CORPUS_SCORE = 0.005  # what questions far from every document score: the abort line stays above it while the pass line allows
+
+def band_floor(t_pass: float) -> float:
+    "The highest abort line a pass line `t_pass` allows: `MIN_REWRITE_BAND` below it, but not under the off-corpus score (nor above half the pass line)."
+    return float(round(max(t_pass - MIN_REWRITE_BAND, min(OFF_CORPUS_SCORE, t_pass / 2)), 4))
+
 def choose_thresholds(pos: Sequence[float], neg: Sequence[float],
                       max_false_pass: float = 0.05,   # share of unanswerable questions allowed to pass
                       max_false_abort: float = 0.05,  # share of answerable questions allowed to be refused at once
@@ -79,7 +88,7 @@ def choose_thresholds(pos: Sequence[float], neg: Sequence[float],
     grid = np.unique(np.round(np.concatenate([pos, neg, [0.0, 1.0]]), 4))
     t_pass = next(t for t in grid if _rate(neg, lambda x: x >= t) <= max_false_pass) if _rate(neg, lambda x: x >= 1.0) <= max_false_pass else 1.0
     ok = [t for t in grid if t <= t_pass and _rate(pos, lambda x: x < t) <= max_false_abort]
-    t_abort = max(ok) if ok else 0.0
+    t_abort = min(max(ok) if ok else 0.0, band_floor(t_pass))
     return Calibration(float(t_pass), float(t_abort), _rate(pos, lambda x: x >= t_pass), _rate(neg, lambda x: x >= t_pass),
                        _rate(pos, lambda x: x < t_abort), _rate(neg, lambda x: x < t_abort), auc(pos, neg), len(pos), len(neg),
                        max_false_pass, max_false_abort)
@@ -110,7 +119,7 @@ def probe_line(pos: Sequence[float], neg: Sequence[float],   # best scores of th
     bar = float(np.quantile(pos, ANSWERED_QUANTILE)) if len(pos) else float("inf")
     kept = [x for x in neg if x < bar] or list(neg)        # every negative scoring like an answerable probe: read them all
     t_pass = float(min(cap, round(max(kept) + 1e-4, 4)))   # just above the best unanswerable probe
-    t_abort = float(min(abort_threshold, t_pass))
+    t_abort = float(min(abort_threshold, band_floor(t_pass)))   # never at the pass line: the rewrite band stays
     med = float(np.median(pos)) if len(pos) else None
     return Calibration(t_pass, t_abort, _rate(pos, lambda x: x >= t_pass), _rate(neg, lambda x: x >= t_pass),
                        _rate(pos, lambda x: x < t_abort), _rate(neg, lambda x: x < t_abort), auc(pos, neg), len(pos), len(neg),
@@ -152,15 +161,38 @@ def gate_thresholds(settings,                  # `Settings`: its thresholds, `ga
     return float(calibration["pass_threshold"]), float(calibration["abort_threshold"]), calibration.get("source", "labels")
 
 # %% ../../nbs/decide/88_calibrate.ipynb #429145be
+MIN_LABELLED = 20             # fewer answerable or unanswerable questions than this: too few to record thresholds from
+MAX_FALSE_PASS_WIDTH = 0.15   # ... or a 95 % interval on the false-pass rate wider than ± this
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    "The 95 % Wilson interval of a rate of `k` in `n` ((0, 1) when n is 0)."
+    if n == 0: return 0.0, 1.0
+    p, d = k / n, 1 + z * z / n
+    c, h = (p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(c - h, 0.0), min(c + h, 1.0)
+
+def unsafe_fit(cal: Calibration) -> str | None:
+    "Why thresholds fitted on labelled questions must not be recorded (too few questions of a kind, or a false-pass rate known too loosely); None when they may."
+    if cal.n_pos < MIN_LABELLED or cal.n_neg < MIN_LABELLED:
+        return (f"{cal.n_pos} answerable and {cal.n_neg} unanswerable questions: at least {MIN_LABELLED} of each are needed "
+                "to know how often the gate passes a question it should refuse")
+    lo, hi = wilson(round(cal.false_pass * cal.n_neg), cal.n_neg)
+    if (hi - lo) / 2 > MAX_FALSE_PASS_WIDTH:
+        return f"the false-pass rate is {cal.false_pass:.0%} within [{lo:.0%}, {hi:.0%}], wider than ± {MAX_FALSE_PASS_WIDTH:.0%}: label more unanswerable questions"
+    return None
+
 def calibrate(pipeline, questions, max_false_pass: float = 0.05, max_false_abort: float = 0.05, k: int = 5,
               save: bool = True,
-              source: str = "labels"  # what the questions are: labels (golden) or probes (`cragrag.decide.probes.probe_questions`)
+              source: str = "labels",  # what the questions are: labels (golden) or probes (`cragrag.decide.probes.probe_questions`)
+              force: bool = False      # record thresholds `unsafe_fit` refuses
               ) -> tuple[Calibration, dict, tuple[list[float], list[float]]]:
-    "Choose and cross-validate the gate thresholds on `questions`; record them with the index when `save`."
+    "Choose and cross-validate the gate thresholds on `questions`; record them with the index when `save` (a `ValueError` saying why when `unsafe_fit` refuses them, unless `force`)."
     pos, neg = best_scores(pipeline, questions)
     cal = choose_thresholds(pos, neg, max_false_pass, max_false_abort)
     cal.chunks, cal.reranker, cal.source = pipeline.store.count(), pipeline.settings.reranker, source
     cv = cross_validate(pos, neg, k, max_false_pass=max_false_pass, max_false_abort=max_false_abort)
+    if save and not force and (why := unsafe_fit(cal)):
+        raise ValueError(f"thresholds not recorded (pass ≥ {cal.pass_threshold:.3g}, refuse < {cal.abort_threshold:.3g}): {why}; the gate keeps its lines (--force records them anyway)")
     if save: save_calibration(pipeline.store, cal)
     return cal, cv, (pos, neg)
 

@@ -169,6 +169,7 @@ class IndexReport:
     deleted: int = 0     # stale chunks of changed articles removed
     embedded: int = 0    # passages embedded now (not from the cache)
     seconds: float = 0.0
+    gate: tuple | None = None   # `Pipeline.index`'s gate fit after the run: (fit or None, why), see `Pipeline.refit_gate`
     def __str__(self):
         return (f"{self.documents} documents, {self.chunks} chunks: {self.written} written, {self.unchanged} unchanged, "
                 f"{self.deleted} deleted, {self.embedded} embedded in {self.seconds:.1f}s")

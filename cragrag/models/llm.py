@@ -15,13 +15,16 @@ from .prompts import PROMPTS, cite, render_context
 from ..core.schema import QueryType, Source
 from ..text.korean import AMENDMENT_NOTE, CIRCLED, CIRCLED_CLASS, STOPWORDS, extract_refs, named_titles, split_units
 from ..text.morphology import analyze
+from ..text.direct import DirectAnswer, unit_value
 from ..text.slots import Asked, asked_slot, frame_word, in_frame, names_subject, qualifiers, slot_values, states, subject_word, unconfirmed
 from ..core.clock import time_left
 
 # %% auto #0
-__all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'LLMError', 'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply',
-           'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads', 'unit_items', 'Selection',
-           'with_item_heads', 'score_units', 'value_units', 'with_heads', 'stated', 'asked_units', 'make_llm']
+__all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'SLOT_TERMS', 'EXCEPTION_RE', 'ASKS_EXCEPTION', 'LLMError', 'call_budget', 'LLMCall',
+           'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads',
+           'unit_items', 'Selection', 'with_item_heads', 'names_title', 'score_units', 'value_units', 'with_heads',
+           'stated', 'asked_units', 'article_score', 'confident', 'article_rank', 'names_word', 'unit_place',
+           'lead_unit', 'lead_value', 'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -269,9 +272,14 @@ class ExtractiveLLM(BaseLLM):
                  value_units: int = 2,              # ... when the question asks for a value and some unit holds one
                  value_relevance: float = 0.7,      # a value-holding unit must score this share of the best unit's score
                  frame_relevance: float = 0.5,      # ... or this share, when it holds the value in the question's frame (`in_frame`)
-                 subject_relevance: float = 0.3):   # ... or this share, when it names what the value is of (`names_subject`)
+                 subject_relevance: float = 0.3,    # ... or this share, when it names what the value is of (`names_subject`)
+                 lead_order: str = "rank",          # which value unit answers first: rank (its article's rerank rank, then its score) | relevance (its score)
+                 subject_rule: bool = False,        # a value unit must name the question's subject word (\"조사관은 몇 명\" → 조사관); none does: 미확인
+                 min_lead_score: float = 0.0,       # the answering unit's article must score this (rerank), or be named by its title, or the answer is 미확인 (`Settings.answer_min_score`)
+                 top_article_values: bool = False): # the top article's value units are candidates below the relevance bars too
         self.max_units, self.value_units, self.value_relevance, self.frame_relevance = max_units, value_units, value_relevance, frame_relevance
-        self.subject_relevance = subject_relevance
+        self.subject_relevance, self.lead_order, self.subject_rule, self.min_lead_score = subject_relevance, lead_order, subject_rule, min_lead_score
+        self.top_article_values = top_article_values
 
 # %% ../../nbs/models/33_llm.ipynb #96983c5c
 @functools.lru_cache(maxsize=16384)
@@ -312,10 +320,18 @@ class Selection:
     units: list            # (source, unit, score) triples in document order
     asked: Asked           # what the question asks for (`cragrag.text.slots`)
     found: bool | None     # a value-holding unit among the most relevant ones (None: the question asks for no value)
+    direct: DirectAnswer | None = None   # the value the lead unit states and its place (a value question whose value was found)
 
 def with_item_heads(units: Sequence[tuple[Source, str]], terms: list[frozenset]) -> list[frozenset]:
     "Each unit's `terms`, a 목's with its 호's added (\"가. 일반계정: 총자산의 100분의 3\" is read with \"1. 동일한 개인 … 신용공여\" above it)."
     return [ts | terms[h[0]] if _level(units[i][1]) == 3 and (h := unit_heads(units, i)) else ts for i, ts in enumerate(terms)]
+
+def names_title(query: str, title: str | None) -> bool:
+    "Whether `query` names the article title whole, spacing ignored (\"보험사기죄의 벌칙\" names 보험사기죄), a title that only names a slot (벌칙, 과태료) aside."
+    t = "".join((title or "").split())
+    return len(t) >= 3 and t not in SLOT_TERMS and t in "".join((query or "").split())
+
+SLOT_TERMS = frozenset({"벌칙", "처벌", "벌금", "징역", "과태료", "형량", "기간", "기한", "금액", "한도", "비율", "나이", "연령", "횟수", "인원"})   # words that name the slot, not its subject
 
 def score_units(query: str, sources: Sequence[Source], search_query: str | None = None,
                 title_weight: float = 1.0,   # how much more a unit counts when the question names its whole article title
@@ -328,8 +344,10 @@ def score_units(query: str, sources: Sequence[Source], search_query: str | None 
     df = Counter(t for ts in terms for t in ts)
     q = {t for t in analyze(query + " " + (search_query or "")) if t not in STOPWORDS}
     idf = lambda t: math.log(1 + len(units) / df[t])
-    share = lambda s: sum(map(idf, q & title[s.chunk_id])) / sum(map(idf, title[s.chunk_id])) if title[s.chunk_id] else 0.0
-    named = lambda s: share(s) if share(s) >= 0.5 else 0.0   # the question names most of the title (idf-weighted), not one common word of it
+    subject = q - SLOT_TERMS | set(analyze(search_query or ""))   # "보험사기죄의 벌칙": 벌칙 names what is asked, 보험사기죄 what of (a lookup's "제98조 위반 벌칙" means the title)
+    share = lambda s: sum(map(idf, subject & title[s.chunk_id])) / sum(map(idf, title[s.chunk_id])) if title[s.chunk_id] else 0.0
+    whole = {s.chunk_id: names_title(query, s.metadata.get("article_title")) for s in sources}
+    named = lambda s: 1.0 if whole[s.chunk_id] else share(s) if share(s) >= 0.5 else 0.0   # the question names the title, or most of it (idf-weighted), not one common word of it
     prior = lambda s: 0.5 * (s.rerank_score or 0.0)                     # ties go to the better-ranked source
     return units, [sum(map(idf, q & ts)) * (1 + title_weight * named(units[i][0])) + (prior(units[i][0]) if q & ts else 0) for i, ts in enumerate(terms)]
 
@@ -360,21 +378,77 @@ def asked_units(query: str, units: list, scores: list[float], ranked: list[int],
     taken = set(framed + named)
     return framed + named + [i for i in value_units(units, scores, ranked, asked, relevance, quals) if i not in taken]
 
+def article_score(sources: Sequence[Source], s: Source) -> float:
+    "The best rerank score of `s`'s article among `sources` (0 when none of its chunks was scored)."
+    k = (s.metadata.get("doc_id"), s.metadata.get("article_id"))
+    return max((x.rerank_score for x in sources if x.rerank_score is not None and (x.metadata.get("doc_id"), x.metadata.get("article_id")) == k), default=0.0)
+
+def confident(query: str, s: Source, sources: Sequence[Source], min_score: float) -> bool:
+    "Whether a value read from `s` may be presented: the question names its article's title, the article was reached by the rule it punishes (`reached_by`), or it scores at least `min_score`."
+    return names_title(query, s.metadata.get("article_title")) or bool(s.metadata.get("reached_by")) or article_score(sources, s) >= min_score
+
+def article_rank(sources: Sequence[Source], s: Source) -> int:
+    "The rank of `s`'s article among the sources' articles by their best rerank score (0: the top article)."
+    best = {}
+    for x in sources:
+        k = (x.metadata.get("doc_id"), x.metadata.get("article_id"))
+        best[k] = max(best.get(k, -1.0), x.rerank_score if x.rerank_score is not None else -1.0)
+    order = sorted(best, key=lambda k: -best[k])
+    return order.index((s.metadata.get("doc_id"), s.metadata.get("article_id")))
+
+def names_word(units: list, i: int, word: str) -> bool:
+    "Whether unit `i`, with its heads and its article title, names `word` (spacing ignored)."
+    return "".join(word.split()) in "".join((with_heads(units, i) + (units[i][0].metadata.get("article_title") or "")).split())
+
+def unit_place(units: Sequence[tuple[Source, str]], i: int) -> str:
+    "The citation of unit `i`: its article, the 항 it or its head opens with, and its own 호 (\"「근로기준법」 제26조 제1항 제2호\")."
+    s, u = units[i]
+    paragraph = next((units[j][1] for j in [i, *unit_heads(units, i)] if units[j][1][:1] in CIRCLED), "")
+    place = cite_unit(s.metadata, paragraph)
+    if paragraph == "" and s.metadata.get("paragraph"): place = cite(s.metadata)   # a chunk of one 항 whose mark opens another unit
+    items = [m[1] for j in [i, *unit_heads(units, i)] if (m := _UNIT_MARK.match(units[j][1])) and m[1]]
+    return place + (f" 제{items[0]}호" if items else "")
+
+EXCEPTION_RE = re.compile(r"^\s*(?:다만|단서|예외|그러나)")   # a 단서 sentence: the exception, not the rule
+ASKS_EXCEPTION = re.compile(r"예외|다만|단서|경우에도|그렇지\s*않")
+
+def lead_unit(query: str, units: list, holding: list[int]) -> int:
+    "The unit whose value answers: the first of `holding` (best first) that states the rule, not its 다만-exception, unless the question asks for the exception."
+    if ASKS_EXCEPTION.search(query): return holding[0]
+    return next((i for i in holding if not EXCEPTION_RE.match(units[i][1])), holding[0])
+
+def lead_value(query: str, units: list, i: int, asked: Asked) -> DirectAnswer | None:
+    "The value unit `i` (else the head it hangs from) states for `asked`, and its place."
+    v = next((v for j in [i, *unit_heads(units, i)] if (v := unit_value(units[j][1], asked, query))), None)
+    return DirectAnswer(v, unit_place(units, i)) if v else None
+
 @patch
 def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> Selection:
     "The units to quote (terms of `query` and of `search_query`), value-holding ones when the question asks for a value; a 호 with its 항 head, a list head with its items when a list answers."
     asked = asked_slot(query)
     units, scores = score_units(query, sources, search_query, item_heads=asked.wants_value)
     if not units: return Selection([], asked, False if asked.wants_value else None)
-    ranked, n, found = [i for i in sorted(range(len(units)), key=lambda i: (-scores[i], i)) if scores[i] > 0], self.max_units, None
+    ranked, n, found, direct = [i for i in sorted(range(len(units)), key=lambda i: (-scores[i], i)) if scores[i] > 0], self.max_units, None, None
     if asked.wants_value:
         holding = asked_units(query, units, scores, ranked, asked, self.value_relevance, self.frame_relevance, self.subject_relevance)
+        if self.top_article_values:   # the top-ranked article's own value units count, whatever their share of the question's words
+            quals = qualifiers(query)
+            holding += [i for i in ranked if i not in holding and article_rank(sources, units[i][0]) == 0
+                        and any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)]) and stated(units, i, quals)]
+        if self.lead_order == "rank": holding = sorted(holding, key=lambda i: article_rank(sources, units[i][0]))   # stable: by score within an article
+        titled = [i for i in range(len(units)) if names_title(query, units[i][0].metadata.get("article_title"))
+                  and any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)]) and stated(units, i, qualifiers(query))]
+        holding = [i for i in sorted(titled, key=lambda i: (-scores[i], i))] + [i for i in holding if i not in titled]   # the article the question names by its title first
+        if self.subject_rule and (word := subject_word(query)): holding = [i for i in holding if names_word(units, i, word)]
+        if holding and not confident(query, units[lead_unit(query, units, holding)][0], sources, self.min_lead_score): holding = []   # 미확인
         found = bool(holding)
-        if holding: ranked, n = holding, self.value_units
+        if holding:
+            lead = lead_unit(query, units, holding)
+            ranked, n, direct = [lead] + [i for i in holding if i != lead], self.value_units, lead_value(query, units, lead, asked)
     best = ranked[:n] or [0]
     best = set(best) | {h for i in best for h in unit_heads(units, i)}
     if asked.slot in LIST_SLOTS: best |= {j for i in list(best) for j in unit_items(units, i)}   # a list head without its items says nothing
-    return Selection([(units[i][0], units[i][1], scores[i]) for i in sorted(best)], asked, found)
+    return Selection([(units[i][0], units[i][1], scores[i]) for i in sorted(best)], asked, found, direct)
 
 @patch
 def select(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> list[tuple[Source, str, float]]:
@@ -427,9 +501,10 @@ def generate(self: ExtractiveLLM, query, query_type, sources, *, log=None, searc
     if out is not None: return out
     c = self.choose(query, sources, search_query)
     out = _shape(query, query_type, [(cite_unit(s.metadata, u), u) for s, u, _ in c.units])
-    return unconfirmed(c.asked, out) if c.found is False else out   # no CallLog entry: quoting is not a model call
+    if c.found is False: return unconfirmed(c.asked, out)
+    return f"{c.direct}\n{out}" if c.direct else out   # the direct answer first: the value and its place   # no CallLog entry: quoting is not a model call
 
 # %% ../../nbs/models/33_llm.ipynb #da556fa6
 def make_llm(settings) -> BaseLLM:
     "The generator configured by `settings.llm`."
-    return OpenAICompatibleLLM(settings) if settings.llm == "openai" else ExtractiveLLM()
+    return OpenAICompatibleLLM(settings) if settings.llm == "openai" else ExtractiveLLM(min_lead_score=settings.answer_min_score)

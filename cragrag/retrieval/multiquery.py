@@ -10,6 +10,7 @@ from contextlib import nullcontext
 from typing import Sequence
 import numpy as np
 from ..text.glossary import apply_glossary, load_glossary
+from ..text.numbers import spoken_numbers
 from ..text.korean import REF_TERM_RE, STOPWORDS, article_id, named_laws
 from ..models.llm import LLMError
 from ..core.clock import checkpoint
@@ -179,7 +180,7 @@ def multi_search(ctx: SearchContext, question: str, variants: Sequence[str], rer
     window = s.sibling_window if sibling_window is None else sibling_window
     k = candidate_k(s, top_k)                                           # the fixed pool, as `search_and_rerank` searches
     pool = pool or k * s.search_prefetch_multiplier
-    qs = list(dict.fromkeys([norm_ws(question)] + [norm_ws(v) for v in variants if norm_ws(v)]))
+    qs = list(dict.fromkeys(spoken_numbers(norm_ws(x)) for x in [question, *variants] if norm_ws(x)))   # numbers as the law writes them
     cands = search_candidates(ctx, qs[0], strategy, k, filters)         # the question as `search_and_rerank` searches it
     qv0, t = ctx.query_vec, ctx.timings
     rankings, stores = [cands], 1 + bool(getattr(s, "prf_docs", 0) and SearchStrategy(strategy) != SearchStrategy.BM25_HEAVY)

@@ -13,6 +13,7 @@ from ..indexing.build import collection_info, check_collection
 from ..core.schema import Chunk, SearchStrategy, Source
 from ..core.clock import checkpoint
 from ..models.sparse import SparseVec
+from ..text.numbers import spoken_numbers
 
 # %% auto #0
 __all__ = ['Hit', 'QueryVectors', 'SearchContext', 'tick', 'to_hits', 'search_rrf_only', 'search_candidates', 'fetch_siblings',
@@ -217,7 +218,7 @@ def search_and_rerank(ctx: SearchContext, query: str, reranker: Reranker | None,
                       filters=None,                                     # dict or qdrant Filter
                       sibling_window: int | None = None) -> list[Source]:
     "The pipeline design's `search_and_rerank`: fused (+ feedback) candidates → rerank → top_k articles → ±window siblings → deduped sources."
-    s = ctx.settings; top_k = top_k or s.top_k
+    s, top_k, query = ctx.settings, top_k or ctx.settings.top_k, spoken_numbers(query)   # 일주일 → 1주, 한 달 → 1개월: the law's numbers
     window = s.sibling_window if sibling_window is None else sibling_window
     cands = search_candidates(ctx, query, strategy, candidate_k(s, top_k), filters)
     checkpoint()                                      # a heavy request may give way to light ones between the steps

@@ -9,11 +9,12 @@ __all__ = []
 from .. import lazy_names, layer_names
 _MODULES = {   # each module of the layer → the public names it offers here
     "korean": "CIRCLED_CLASS CIRCLED ARTICLE_ID ARTICLE_HEADER REF_TERM_RE LOOKUP_REF GENERIC_LAW_WORDS NOT_LAW_WORDS LAW_NAME_RE SENTENCE_BREAK OPEN_BRACKETS CLOSE_BRACKETS STATUTE_BREAK CLAUSE_BREAK CUT_POINT MARK_RANGE_RE ISO_DATE DATE_RE AMENDMENT_NOTE STOPWORDS CLAIM_FILLERS PARTICLES circled article_id header_article extract_refs ArticleRef law_norm law_level law_authority law_act law_match named_laws spaced named_titles find_article_refs extract_article_refs AppendixRef find_appendix_refs extract_appendix_refs split_sentences split_units line_sentences first_sentence statute_sentences sentence_at safe_cuts mark_range date_parts with_particle",
-    "numbers": "CRITICAL_KINDS KIND_KO NumericFact blank_spans number_spans read_facts extract_numeric_facts render_fact NATIVE_TENS NATIVE_UNITS native_number",
+    "numbers": "CRITICAL_KINDS KIND_KO NumericFact blank_spans number_spans read_facts extract_numeric_facts render_fact NATIVE_TENS NATIVE_UNITS native_number DAY_WORDS SPOKEN_UNITS spoken_numbers",
     "pii": "PII_TAGS IDENTIFIER_RE ID_SHAPE_RE ID_LABEL_RE PIIMatch ascii_view pii_view rrn_check_digit rrn_checksum_ok foreigner_checksum_ok birth_date_ok luhn_ok find_pii has_pii mask_pii mask_obj identifier_spans",
     "morphology": "get_kiwi analyze analyze_many",
     "glossary": "CONTEXT_TAGS GlossaryEntry bundled_glossary load_glossary choose_terms noun_form learned_spans apply_glossary",
-    "slots": "SLOT_KO SLOT_KINDS VALUE_SLOTS SLOT_RULES PENALTY_RE UNTIL_RE DEFINED_TERM_RE UNCONFIRMED ALL_KINDS PERIOD_UNITS Asked asked_slot asked_unit defines defined_terms slot_values frame_word in_frame qualifiers states unconfirmed is_unconfirmed definition_query penalty_query asked_kinds MEASURE_UNITS COUNT_UNITS DIMENSIONS PER_PERIOD question_unit measures unit_values",
+    "slots": "SLOT_KO SLOT_KINDS VALUE_SLOTS SLOT_RULES PENALTY_RE UNTIL_RE DEFINED_TERM_RE UNCONFIRMED ALL_KINDS PERIOD_UNITS Asked asked_slot asked_unit defines defined_terms slot_values frame_word in_frame qualifiers states framed_value unconfirmed is_unconfirmed definition_query penalty_query asked_kinds MEASURE_UNITS COUNT_UNITS DIMENSIONS PER_PERIOD question_unit measures unit_values",
+    "direct": "DIRECT_SEP DIRECT_UNCONFIRMED DirectAnswer penalty_span unit_value read_direct direct_of",
     "injection": "QUOTE_TAG RISKS KO_RULES EN_RULES MARKUP_RULES RULES quote_untrusted InjectionFinding fold_spans fold InjectionRule detect_instructions instruction_risk detect_across",
 }
 __getattr__, __dir__, __all__ = lazy_names(globals(), layer_names("cragrag.text", _MODULES))

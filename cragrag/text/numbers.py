@@ -11,8 +11,9 @@ from .korean import DATE_RE, AppendixRef, ArticleRef, date_parts, find_appendix_
 from .pii import identifier_spans
 
 # %% auto #0
-__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'NATIVE_TENS', 'NATIVE_UNITS', 'NumericFact', 'blank_spans', 'number_spans', 'read_facts',
-           'extract_numeric_facts', 'render_fact', 'native_number']
+__all__ = ['CRITICAL_KINDS', 'KIND_KO', 'NATIVE_TENS', 'NATIVE_UNITS', 'DAY_WORDS', 'SPOKEN_UNITS', 'NumericFact', 'blank_spans',
+           'number_spans', 'read_facts', 'extract_numeric_facts', 'render_fact', 'native_number', 'spoken_numbers',
+           'spoken_spans']
 
 # %% ../../nbs/text/03_numbers.ipynb #2efab5f5
 CRITICAL_KINDS = frozenset({"money", "period", "percent", "date"})
@@ -64,6 +65,13 @@ def _date(m) -> NumericFact | None:
     if not 1 <= mo <= 12 or d and not 1 <= d <= 31: return None
     return NumericFact("date", f"{y}-{mo:02d}" + (f"-{d:02d}" if d else ""), m[0].strip())
 
+_DAY_OF_YEAR_RE = re.compile(r"(?<![\d.])(?P<mo>\d{1,2})\s*월\s*(?P<d>\d{1,2})\s*일(?!\s*(?:이내|간|동안|분))")   # 매년 8월 5일: a day of the year, not 8 months and 5 days
+
+def _day_of_year(m) -> NumericFact | None:
+    "A day of every year (\"8월 5일\"): a date '--08-05'; None for an impossible month or day."
+    mo, d = int(m["mo"]), int(m["d"])
+    return NumericFact("date", f"--{mo:02d}-{d:02d}", m[0].strip()) if 1 <= mo <= 12 and 1 <= d <= 31 else None
+
 # %% ../../nbs/text/03_numbers.ipynb #99dc2829
 _TERM = rf"{_NUM}\s*(?:[천백십]\s*)?(?:[조억만]\s*)?"
 _MONEY_RE = re.compile(rf"(?=\d)(?<![\d,.])(?P<amt>{_TERM}(?:{_TERM})*)원(?![가-힣]?[자칙래문본인])")
@@ -79,12 +87,13 @@ def _money(m) -> NumericFact:
 _PCT_RE = re.compile(rf"(?=\d)(?<![\d.,/])(?:(?P<n>{_NUM})\s*(?:%|퍼센트|프로(?!그램|젝트))"
                      r"|(?P<den>\d{1,3}(?:,\d{3})+|\d+)\s*(?P<dm>[백천만])?\s*분의\s*(?P<num>\d+(?:\.\d+)?)"
                      r"|(?P<a>\d+(?:\.\d+)?)\s*/\s*(?P<b>10{2,4})(?![\d./])"
-                     r"|(?P<pun>\d+(?:\.\d+)?)\s*푼(?!돈))")   # 연 5푼: the older statutes' rate (1푼 = 1%, 민법·상법)
+                     r"|(?P<pun>\d+(?:\.\d+)?)\s*푼(?!돈)|(?P<hal>\d+(?:\.\d+)?)\s*할(?=$|[^가-힣]|[을를이가은는의로으과와]))")   # 연 5푼, 연 1할: the older statutes' rates (1푼 = 1%, 1할 = 10%)
 
 def _percent(m) -> NumericFact | None:
-    "A rate in percent: 10% = 10퍼센트 = 100분의 10 = 100/1000 = 10푼; None for '0분의 1'."
+    "A rate in percent: 10% = 10퍼센트 = 100분의 10 = 100/1000 = 10푼 = 1할; None for '0분의 1'."
     if m["n"]: v = _num(m["n"])
     elif m["pun"]: v = float(m["pun"])
+    elif m["hal"]: v = float(m["hal"]) * 10
     elif m["den"]:
         den = float(m["den"].replace(",", "")) * _SMALL.get(m["dm"], _BIG.get(m["dm"], 1))   # 1천분의 80: 80 of 1,000
         if not den: return None
@@ -108,14 +117,15 @@ def _period(m) -> NumericFact:
     return NumericFact("period", (unit, _clean(_num(m["n"]) * k)), m[0].strip())
 
 # %% ../../nbs/text/03_numbers.ipynb #d475c0ba
-_COUNT_RE = re.compile(r"(?<!제)(?<!제\s)(?P<n>\d+)\s*(?P<u>회(?!사|계|의|원|차|기)|차례|건(?!물|강|설|전|축)|명(?!칭|시|령|단|부))")   # 9명의 위원 is a count (명의 as 名義 never follows a digit)
+_COUNT_RE = re.compile(r"(?<!제)(?<!제\s)(?<![\d.,])(?P<n>\d+(?:\.\d+)?)\s*(?P<u>회(?!사|계|의|원|차|기)|차례|건(?!물|강|설|전|축)|명(?!칭|시|령|단|부))")   # 9명의 위원 is a count (명의 as 名義 never follows a digit)
 
 def _count(m) -> NumericFact:
     u = "회" if m["u"] in ("회", "차례") else m["u"]
-    return NumericFact("count", (u, int(m["n"])), m[0].strip())
+    n = float(m["n"])
+    return NumericFact("count", (u, int(n) if n.is_integer() else n), m[0].strip())   # 0.3명 (per ㎡) is no 3명
 
 # %% ../../nbs/text/03_numbers.ipynb #5653682b
-_UNITS = [(_DATE_RE, _date, ("19", "20")), (_MONEY_RE, _money, ("원",)), (_PCT_RE, _percent, ("%", "퍼센트", "프로", "분의", "/", "푼")),
+_UNITS = [(_DATE_RE, _date, ("19", "20")), (_DAY_OF_YEAR_RE, _day_of_year, ("월",)), (_MONEY_RE, _money, ("원",)), (_PCT_RE, _percent, ("%", "퍼센트", "프로", "분의", "/", "푼", "할")),
           (_AGE_RE, _age, ("세",)), (_PERIOD_RE, _period, ()), (_COUNT_RE, _count, ("회", "차례", "건", "명"))]
 
 def number_spans(text: str) -> list[tuple[int, int, NumericFact]]:
@@ -165,6 +175,7 @@ def render_fact(f: NumericFact) -> str:
     if f.kind == "money": return f"{fmt(v)}원"
     if f.kind == "percent": return f"{fmt(v)}%"
     if f.kind == "age": return f"{v}세"
+    if f.kind == "date" and v.startswith("--"): return f"{int(v[2:4])}월 {int(v[5:])}일"
     if f.kind == "date": return v if len(v) == 10 else f"{v[:4]}년 {int(v[5:])}월"
     if f.kind == "count": return f"{v[1]}{v[0]}"
     unit = {"day": "일", "month": "개월", "business_day": "영업일", "hour": "시간"}[v[0]]
@@ -183,3 +194,33 @@ def native_number(word: str) -> int | None:
     if rest and rest not in NATIVE_UNITS: return None
     n = NATIVE_TENS.get(tens, 0) + NATIVE_UNITS.get(rest, 0)
     return n or None
+
+# %% ../../nbs/text/03_numbers.ipynb #e2c639ca
+_NATIVE = (r"(?:(?:열|스물|스무|서른|마흔|쉰|예순|일흔|여든|아흔)(?:\s?(?:한|하나|두|둘|세|셋|석|네|넷|넉|다섯|여섯|일곱|여덟|아홉))?"
+           r"|한|두|세|석|네|넉|다섯|여섯|일곱|여덟|아홉)")
+DAY_WORDS = {"하루": 1, "이틀": 2, "사흘": 3, "나흘": 4, "닷새": 5, "엿새": 6, "이레": 7, "여드레": 8, "아흐레": 9, "열흘": 10, "보름": 15}
+SPOKEN_UNITS = {"달": "개월", "해": "년", "살": "세", "배": "배", "번": "회", "차례": "회", "명": "명", "시간": "시간", "주": "주",
+                "개": "개", "곳": "곳", "가지": "가지", "군데": "곳"}   # the unit after a native numeral → how statutes write it
+_SPOKEN_RE = [
+    (re.compile(r"(?<![가-힣\d])(?:일주일|한\s?주일?)(?![가-힣]*(?:째|간의?\s*휴))"), lambda m: "1주"),
+    (re.compile(r"(?<![가-힣])반년"), lambda m: "6개월"),
+    (re.compile(r"(\d+)\s*년\s*반(?![가-힣])"), lambda m: f"{m[1]}년 6개월"),
+    (re.compile(rf"(?<![가-힣])({'|'.join(sorted(DAY_WORDS, key=len, reverse=True))})(?!\s*(?:종일|빨리|이\s*멀다))"), lambda m: f"{DAY_WORDS[m[1]]}일"),
+    (re.compile(rf"(?<![가-힣])({_NATIVE})\s?({'|'.join(sorted(SPOKEN_UNITS, key=len, reverse=True))})(?![가-힣]*째)(?=[^가-힣]|$|[은는이가을를에의도만씩째]|으로|로|까지|부터|이나|마다|동안|짜리|이면|이상|이하|이내|미만|넘)"),
+     lambda m: f"{native_number(m[1])}{SPOKEN_UNITS[m[2]]}" if native_number(m[1]) else m[0]),
+    (re.compile(r"(\d+)\s?살(?![가-힣]*[리림])"), lambda m: f"{m[1]}세"),
+]
+
+def spoken_numbers(text: str) -> str:
+    "`text` with numbers as people say them written as statutes write them: 일주일 → 1주, 하루 → 1일, 한 달 → 1개월, 반년 → 6개월, 1년 반 → 1년 6개월, 열여덟 살 → 18세, 두 배 → 2배, 세 번 → 3회."
+    for rx, fix in _SPOKEN_RE: text = rx.sub(fix, text or "")
+    return text
+
+def spoken_spans(text: str) -> list[tuple[int, int, str]]:
+    "(start, end, digits) of every number `text` says in words (\"그 기간의 두 배\" → 2배, \"한 차례 연임\" → 1회): statutes say some values so too."
+    found = []
+    for rx, fix in _SPOKEN_RE:
+        for m in rx.finditer(text or ""):
+            if (new := fix(m)) != m[0] and not any(a < m.end() and m.start() < b for a, b, _ in found): found.append((m.start(), m.end(), new))
+    return sorted(found)
+

@@ -7,14 +7,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from .korean import AMENDMENT_NOTE, extract_refs, find_appendix_refs, find_article_refs, statute_sentences, with_particle
-from .numbers import blank_spans, extract_numeric_facts
+from .numbers import blank_spans, extract_numeric_facts, spoken_numbers, spoken_spans
 
 # %% auto #0
 __all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'MEASURE_UNITS', 'COUNT_UNITS', 'DIMENSIONS', 'SLOT_RULES', 'SLOT_NOUNS',
            'PERIOD_UNITS', 'PENALTY_RE', 'UNTIL_RE', 'WAGE_RE', 'DEFINED_TERM_RE', 'PER_PERIOD', 'UNCONFIRMED',
-           'ALL_KINDS', 'question_unit', 'measures', 'Asked', 'asked_unit', 'asked_slot', 'defines', 'defined_terms',
-           'unit_values', 'slot_values', 'frame_word', 'in_frame', 'subject_word', 'names_subject', 'qualifiers',
-           'states', 'unconfirmed', 'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
+           'ALL_KINDS', 'question_unit', 'measures', 'Asked', 'asked_unit', 'asking_sentence', 'asked_slot', 'defines',
+           'defined_terms', 'unit_values', 'slot_values', 'frame_word', 'framed_value', 'in_frame', 'subject_word',
+           'names_subject', 'qualifiers', 'states', 'unconfirmed', 'is_unconfirmed', 'definition_query',
+           'penalty_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -66,17 +67,19 @@ _DEF_MARK = r"(?:이란|란|이라\s*함은|라\s*함은|이라는\s*(?:게|건|
 _TOPIC = r"(?:은|는|이|가)?\s*"   # a noun's particle before the question word
 _JUST = r"(?:(?:정확히|정확하게|대체|도대체|구체적으로|딱)\s*)?"   # "모집이 정확히 뭐예요?": an adverb before the question word
 SLOT_RULES = (   # (slot, question form): the first that matches wins; a value slot needs a question word, not only a topic word
-    ("penalty", rf"(?:징역|벌금|과태료|처벌|형량|벌칙|법정형|형)(?:형)?{_TOPIC}(?:몇|얼마|어느\s*정도|최대|최고|어떻게\s*되|수준|알려|뭐|무엇|\??$)"
-                r"|(?:몇|최대|최고)\s*(?:년|개월)?\s*(?:의\s*)?(?:징역|금고|형)|(?:어떤|무슨)\s*(?:처벌|벌)|처벌\s*수위|형량|법정형"),
-    ("rate", rf"(?:비율|요율|이율|이자율|할인율|퍼센트|가산율|감액률|지분){_TOPIC}(?:얼마|몇|어떻게\s*되|\??$)|몇\s*(?:퍼센트|%|프로|분의|배)"),
+    ("penalty", rf"(?:징역|벌금|과태료|처벌|형량|벌칙|법정형|형)(?:형)?(?:\s*(?:상한액?|한도|최고액|금액|액수))?{_TOPIC}(?:몇|얼마|어느\s*정도|최대|최고|어떻게\s*되|수준|알려|뭐|무엇|\??$)"
+                r"|(?:몇|최대|최고)\s*(?:년|개월)?\s*(?:의\s*)?(?:징역|금고|형)|(?:어떤|무슨)\s*(?:처벌|벌|형)|처벌\s*수위|형량|법정형"),
+    ("rate", rf"(?:비율|요율|이율|이자율|할인율|퍼센트|가산율|감액률|지분){_TOPIC}(?:얼마|몇|어떻게\s*되|\??$)|몇\s*(?:퍼센트|%|프로|분의|배)"
+             rf"|(?:비율|요율|이율|이자율|산정률|전환율)(?:\s*상한)?{_TOPIC}(?:연\s*|최대\s*|최소\s*|최고\s*)?(?:얼마|몇)"
+             r"|어느\s*(?:정도\s*)?(?:의\s*)?비율|[가-힣]{2,}의\s*(?:최대\s*|최고\s*|최소\s*)?얼마(?!\s*(?:동안|만에|이내|안에|나\s*(?:걸|지나)))"),   # 매출액의 얼마, 임금총액의 얼마: a share of an amount
     ("age", rf"몇\s*(?:세(?!대)|살)|(?:나이|연령){_TOPIC}(?:몇|얼마|제한|기준)"),
-    ("count", rf"몇\s*(?:명|개(?!월)|회|번|곳|건|가지|차례|층|대|인|세대|가구|점|부|통|급)|(?:횟수|인원|정원){_TOPIC}(?:몇|얼마|\??$)"),
-    ("quantity", rf"몇\s*(?:{'|'.join(MEASURE_UNITS.values())}){_UNIT_END}|몇\s*(?:으로|이에요|인가요|입니까|이야|일까요|이죠|이지요|이\s*(?:되|돼))"
+    ("count", rf"몇\s*(?:명|개(?!월)|회|번|곳|건|가지|차례|층|대|인|세대|가구|점|부|통|급)|(?:횟수|인원|정원|정수){_TOPIC}(?:몇|얼마|어떻게\s*되|\??$)"),
+    ("quantity", rf"어느\s*정도(?!\s*(?:의\s*)?비율)\s*(?:돌려|받|내|물|나오|되|까지)|몇\s*(?:{'|'.join(MEASURE_UNITS.values())}){_UNIT_END}|몇\s*(?:으로|이에요|인가요|입니까|이야|일까요|이죠|이지요|이\s*(?:되|돼))"
                  rf"|(?:^|[\s가-힣])(?:{DIMENSIONS})(?:\([^)]*\)|（[^）]*）)?(?:은|는|이|가|을|를|도|의)?\s+(?:[^\s?]+\s+){{0,3}}?얼마"
                  rf"|얼마\s*(?:이내|이상|이하|미만|초과|까지)?\s*(?:의\s*)?(?:{DIMENSIONS})(?:은|는|이|가|을|를|에|로|으로|의)?(?:\s|$|\?)"
                  r"|^(?!.*(?:기간|기한|시효|언제|며칠|동안|부터|후|(?<!앞)뒤|날|이후|이전)).*얼마\s*(?:이내|안에|안쪽)"),   # a measure, or a number in the evidence's unit
-    ("period", rf"며칠|몇\s*(?:일|년|개월|달|주|시간|해)(?!\s*째)|언제까지|얼마\s*(?:동안|만에|이내|안에|나\s*(?:걸|지나|기다|유효|보관|되어야|지나야))"
-               rf"|(?:기간|기한|시효|유효기간){_TOPIC}(?:얼마|몇|며칠|언제|어떻게\s*되|알려|\??$)"),
+    ("period", rf"며칠|몇\s*(?:일|년|개월|달|주|시간|해)(?!\s*째)|언제까지|언제부터|얼마\s*(?:동안|만에|이내|안에|나\s*(?:걸|지나|기다|유효|보관|되어야|지나야))"
+               rf"|(?:기간|기한|시효|유효기간){_TOPIC}(?:최대\s*|최장\s*|최소\s*|원칙적으로\s*)?(?:얼마|몇|며칠|언제|어떻게\s*되|알려|\??$)"),
     ("amount", rf"얼마|몇\s*(?:원|만\s*원|억)|(?:금액|한도|액수|상한액|최고액|최저액){_TOPIC}(?:얼마|몇|알려|\??$)"),
     ("lookup", r"제\s*\d+(?:-\d+)?\s*조(?:의\s*\d+)?[^?]{0,12}(?:조문|내용|보여|알려|뭐야|뭔가요|무엇인가요|무슨\s*내용|\??$)|별표\s*\d+\s*(?:보여|알려|\??$)"),
     ("definition", rf"{_DEF_MARK}\s*(?:\S+\s+)?(?:무엇|뭐|뭔|무슨|어떤|어떻게\s*정)|(?:은|는)\s*어떤\s*\S+(?:을|를)\s*말하"
@@ -124,16 +127,23 @@ def _concept(question: str) -> str | None:
 SLOT_NOUNS = frozenset({"서류", "기한", "기간", "절차", "방법", "순서", "요건", "조건", "차이", "예외", "금액", "한도", "비율",
                         "내용", "사유", "의무", "대상", "기준", "범위", "사항", "것", "점", "경우", "일"})   # "필요한 서류가 뭐예요?", "지켜야 할 사항은 무엇입니까?": a slot's content, not a term's definition
 
-PERIOD_UNITS = {"일": (r"며칠|몇\s*일(?!\s*째)", r"일"), "년": (r"몇\s*(?:년|해)(?!\s*째)", r"년"), "개월": (r"몇\s*(?:개월|달)(?!\s*째)", r"(?:개월|월|달)"),
+PERIOD_UNITS = {"일": (r"며칠|몇\s*일(?!\s*째)", r"(?:영업)?일"), "년": (r"몇\s*(?:년|해)(?!\s*째)", r"년"), "개월": (r"몇\s*(?:개월|달)(?!\s*째)", r"(?:개월|월|달)"),
                 "시간": (r"몇\s*시간", r"시간"), "주": (r"몇\s*주(?!\s*째)", r"주일?")}   # unit: (how a question asks in it, how a value ends in it)
 
 def asked_unit(question: str) -> str | None:
     "The time unit a period question asks in (\"며칠 이내\" → 일, \"몇 년 지나면\" → 년); None when it names none (언제까지, 기간이 얼마)."
     return next((u for u, (ask, _) in PERIOD_UNITS.items() if re.search(ask, question or "")), None)
 
+_ASKING = re.compile(r"몇|며칠|얼마|언제|무엇|뭐|뭔|어떻게|어느|누가|누구|어디|인가|나요|까요|니까|\?")
+
+def asking_sentence(question: str) -> str:
+    "The sentence of `question` that asks (the first with a question word), not the situation told before it (\"계약서 받은 지 일주일 넘었어요. 며칠까지 철회돼요?\")."
+    parts = [s for s in re.split(r"(?<=[.!?])\s+|(?<=요)\.\s*|(?<=다)\.\s*", question or "") if s.strip()]
+    return next((s for s in parts if _ASKING.search(s)), question or "")
+
 def asked_slot(question: str) -> Asked:
     "What `question` asks for (see `SLOT_RULES`; \"X가 뭐예요?\" is a definition unless X is one of `SLOT_NOUNS`)."
-    q = " ".join((question or "").split())
+    q = " ".join(asking_sentence(question).split())   # the sentence that asks, not the situation told before it
     for slot, rx in _RULES:
         if not rx.search(q): continue
         unit = asked_unit(q) if slot == "period" else question_unit(q) if slot in ("count", "quantity", "rate") else None
@@ -166,7 +176,8 @@ def unit_values(text: str, asked: Asked) -> list[str]:
     if asked.unit is None:
         return measures(text) + [f.text for f in facts if f.kind in asked.kinds] + [m[0].strip() for m in re.finditer(_NUMBER + _BOUND, _REFS(text))]
     if asked.unit in ("명", "회", "건"):
-        return [f.text for f in facts if f.kind == "count" and f.value[0] == asked.unit] + (measures(text, "번") if asked.unit == "회" else [])
+        unit_of = lambda f: f.value[0][0] if f.is_range else f.value[0]   # "9명 이상 15명 이하" counts in 명 too
+        return [f.text for f in facts if f.kind == "count" and unit_of(f) == asked.unit] + (measures(text, "번") if asked.unit == "회" else [])
     return measures(text, asked.unit) + ([f.text for f in facts if f.kind == "percent"] if asked.unit == "배" else [])
 
 def _period_values(text: str, asked: Asked) -> list[str]:
@@ -177,8 +188,12 @@ def _period_values(text: str, asked: Asked) -> list[str]:
     return vals + [m[0] for m in UNTIL_RE.finditer(WAGE_RE.sub(" ", text))]
 
 def slot_values(text: str, asked: Asked) -> list[str]:
-    "The values in `text` that fill `asked`'s slot, as written (empty when none does, or when the slot takes no value)."
+    "The values in `text` that fill `asked`'s slot, as written (empty when none does, or when the slot takes no value); a value said in words (두 배, 한 차례, 세 가지) is one too."
     if not text or not asked.wants_value: return []
+    words = [text[a:b] for a, b, digits in spoken_spans(text) if _slot_values(digits, asked)]
+    return _slot_values(text, asked) + words
+
+def _slot_values(text: str, asked: Asked) -> list[str]:
     text = AMENDMENT_NOTE.sub(" ", text)   # <개정 2012.2.1> holds dates, not the rule's value
     if asked.slot == "penalty": return [m[0] for m in PENALTY_RE.finditer(text)]
     if asked.slot == "definition":
@@ -200,11 +215,15 @@ def frame_word(question: str) -> str | None:
     w = _TAIL.sub("", m[1]) if m else ""
     return w if len(w) >= 2 else None
 
+def framed_value(text: str, asked: Asked, word: str | None) -> str | None:
+    "The value for `asked` that `text` states right before `word` (\"9명\" in \"9명의 위원으로\" for \"몇 명의 위원으로\"); None when none does."
+    if not word: return None
+    glue = r"\s*(?:이상|이하|이내|미만|초과)?\s*(?:의|은|는|이|가|을|를|에|으로|로|까지)?\s*"   # "11명 이내의 위원으로" frames 11명 too
+    return next((v for v in slot_values(text, asked) if re.search(r"(?<![\d.,])" + re.escape(v) + glue + re.escape(word) + "(?=" + _AFTER + ")", text)), None)
+
 def in_frame(text: str, asked: Asked, word: str | None) -> bool:
     "Whether `text` has a value for `asked` right before `word` (\"9명의 위원으로\" for \"몇 명의 위원으로\")."
-    if not word: return False
-    glue = r"\s*(?:의|은|는|이|가|을|를|에|으로|로|까지)?\s*"
-    return any(re.search(re.escape(v) + glue + re.escape(word) + "(?=" + _AFTER + ")", text) for v in slot_values(text, asked))
+    return framed_value(text, asked, word) is not None
 
 # %% ../../nbs/text/07_slots.ipynb #fa630de5
 _ASKWORD = r"(?:몇\s*[가-힣]{1,3}|며칠|얼마|언제)"   # any question word a value answers (몇 분, 몇 점 included)
@@ -226,7 +245,7 @@ _RAW_NUM = re.compile(r"\d[\d,.]*\s*(?!이상|이하|이내|미만|초과)[가-�
 
 def qualifiers(question: str) -> tuple:
     "The numbers a question states (normalised facts, and the others as written without spaces): the text that answers it states them too. Its references are not among them."
-    question = extract_refs(question or "")[1]   # "제60조에 따르면" names the article to read, not a condition the value must meet
+    question = spoken_numbers(extract_refs(asking_sentence(question))[1])   # 일주일 is 1주, 열여덟 살 18세; "제60조에 따르면" names the article to read, not a condition the value must meet
     facts = extract_numeric_facts(question)
     covered = "".join(f.text for f in facts)
     raw = [m[0].replace(" ", "") for m in _RAW_NUM.finditer(question) if m[0].replace(" ", "") not in covered.replace(" ", "")]
