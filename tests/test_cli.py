@@ -73,7 +73,10 @@ def test_eval_and_calibrate_on_a_users_folder_and_golden_file(tmp_path):
     (tmp_path / "answerable.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in mine[:8]), encoding="utf-8")
     (tmp_path / "ooc.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in mine[8:]), encoding="utf-8")
     r = run("cragrag", "calibrate", "--golden", "answerable.jsonl", "--golden", "ooc.jsonl", "--qdrant-path", "q", "--out", "calib", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr      # two files combined: your questions and out-of-corpus ones
+    assert r.returncode == 2 and "8 answerable and 8 unanswerable questions: at least 20 of each" in r.stderr, r.stderr   # too few to record
+    assert not (tmp_path / "calib").exists()
+    r = run("cragrag", "calibrate", "--golden", "answerable.jsonl", "--golden", "ooc.jsonl", "--qdrant-path", "q", "--out", "calib", "--force", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr      # two files combined: your questions and out-of-corpus ones; recorded because asked to
     assert "8 answerable, 8 unanswerable questions; 20 chunks" in r.stdout and "crag_score_threshold = " in r.stdout, r.stdout
     assert sorted(p.name for p in (tmp_path / "calib").iterdir()) == ["calibration.json", "scores.png"]
     r = run("cragrag", "eval", "--golden", "my_golden.jsonl", "--qdrant-path", "q", "--quiet", "--no-answers",

@@ -20,8 +20,12 @@ def _model(p, srv):
                     llm_max_retries=0, trace_enabled=False)
 
 def test_offline_the_penalty_comes_with_its_head(p):
-    a = p.answer("보험사기로 보험금을 받으면 최대 몇 년 징역이에요?")
+    q = "보험사기로 보험금을 받으면 최대 몇 년 징역이에요?"
+    a = p.answer(q)   # 제8조 ranks first but scores under the confidence line (answer_min_score): 미확인, the head quoted as related
+    assert not a.is_refusal and a.failure_reason == "미확인" and a.direct_answer == "미확인" and "10년 이하의 징역" in a.answer
+    a = Pipeline(p.settings, store=p.store, answer_min_score=0.0, trace_enabled=False).answer(q)   # the line off
     assert not a.is_refusal and a.failure_reason is None and "10년 이하의 징역" in a.answer
+    assert a.direct_answer == "10년 이하의 징역 또는 5천만원 이하의 벌금 — 「보험사기방지 특별법」 제8조 제1항 제1호"   # the item that is the question, under the head that punishes it
     assert a.relevance == {"slot": "penalty", "answered": True, "values": ["10년 이하의 징역", "5천만원 이하의 벌금"],
                            "failure_reason": None, "detail": None}
 

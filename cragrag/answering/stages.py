@@ -259,11 +259,16 @@ def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
     if dec is not None: o.decomposition = {"version": dec.last.version, "source": dec.last.source, "reason": dec.last.reason}
     st.evidence_sources = _evidence(o, seen, scenario := _scenario_verdict(svc, st, o))   # never less than the question's own search found
     if not seen and svc.store.count() == 0: raise Refusal("empty_index")
+    _with_gate(svc, st, o, scenario)
+    return o
+
+def _with_gate(svc: Services, st: AnswerState, o: SufficiencyOutcome, scenario: bool) -> None:
+    "The score gate's word on a sufficiency answer: a refusal where it refuses; the answer where the ledger graded nothing (after its rounds) or found an article asked by number ambiguous but the gate passes; the gate's evidence first."
     verdict, gate = o.verdict.verdict, None
     lookup = st.route is not None and st.route.query_type == QueryType.STRUCTURED_LOOKUP
     corrected = len(o.rounds) > 1 or verdict == "AMBIGUOUS"   # the loop had its correction rounds (none when switched off: its verdict stands)
-    if (verdict == "UNANSWERABLE" or verdict == "AMBIGUOUS" and lookup) and corrected and not scenario:   # nothing graded, or an article asked
-        gate = _gate(svc, st)                                                               # by number: the default's question if the gate passes it
+    if (verdict == "UNANSWERABLE" or verdict == "AMBIGUOUS" and lookup) and corrected and not scenario:
+        gate = _gate(svc, st)
         if gate.passed: o.stop_reason += f"; {verdict} to the ledger, passed by the score gate: answered from its evidence"
     if verdict not in ("SUFFICIENT", "PARTIAL") and not (gate and gate.passed):
         why = f"insufficient_{verdict.lower()}"
@@ -273,7 +278,6 @@ def sufficiency(svc: Services, st: AnswerState) -> SufficiencyOutcome:
     if not scenario:   # the gate's evidence first, as the default reads it; the ledger's adds what it found, unranked
         have = {s.chunk_id for s in gate.final.sources}
         st.evidence_sources = gate.final.sources + [s.model_copy(update={"rerank_score": None}) for s in st.evidence_sources if s.chunk_id not in have]
-    return o
 
 def _gate(svc: Services, st: AnswerState) -> CragOutcome:
     "The score gate's outcome on the question, rewrites included, as the default mode runs it (not kept on the state)."

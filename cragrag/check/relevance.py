@@ -32,7 +32,7 @@ def answer_relevance(question: str, answer: str) -> Relevance:
     if not asked.wants_value: return Relevance(asked.slot, True)
     if is_unconfirmed(answer):
         return Relevance(asked.slot, False, [], "미확인", f"근거 문서에서 질문한 {with_particle(asked.name)} 확인하지 못함")
-    if vals := slot_values(answer, asked): return Relevance(asked.slot, True, vals)
+    if vals := slot_values(answer, asked): return Relevance(asked.slot, True, list(dict.fromkeys(vals)))   # the direct line repeats the quote's value: once each
     return Relevance(asked.slot, False, [], "미확인", f"답에 질문한 {asked.name}이(가) 없음")
 
 def relevance_hint(r: Relevance, name: str) -> str:

@@ -22,9 +22,9 @@ from ..core.clock import time_left
 # %% auto #0
 __all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'SLOT_TERMS', 'EXCEPTION_RE', 'ASKS_EXCEPTION', 'LLMError', 'call_budget', 'LLMCall',
            'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads',
-           'unit_items', 'Selection', 'with_item_heads', 'names_title', 'score_units', 'value_units', 'with_heads',
-           'stated', 'asked_units', 'article_score', 'confident', 'article_rank', 'names_word', 'unit_place',
-           'lead_unit', 'lead_value', 'make_llm']
+           'unit_items', 'Selection', 'with_item_heads', 'names_title', 'score_units', 'title_named', 'value_units',
+           'with_heads', 'stated', 'asked_units', 'article_score', 'confident', 'article_rank', 'names_word',
+           'unit_place', 'lead_unit', 'lead_value', 'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -344,12 +344,16 @@ def score_units(query: str, sources: Sequence[Source], search_query: str | None 
     df = Counter(t for ts in terms for t in ts)
     q = {t for t in analyze(query + " " + (search_query or "")) if t not in STOPWORDS}
     idf = lambda t: math.log(1 + len(units) / df[t])
-    subject = q - SLOT_TERMS | set(analyze(search_query or ""))   # "보험사기죄의 벌칙": 벌칙 names what is asked, 보험사기죄 what of (a lookup's "제98조 위반 벌칙" means the title)
-    share = lambda s: sum(map(idf, subject & title[s.chunk_id])) / sum(map(idf, title[s.chunk_id])) if title[s.chunk_id] else 0.0
-    whole = {s.chunk_id: names_title(query, s.metadata.get("article_title")) for s in sources}
-    named = lambda s: 1.0 if whole[s.chunk_id] else share(s) if share(s) >= 0.5 else 0.0   # the question names the title, or most of it (idf-weighted), not one common word of it
+    named = {s.chunk_id: title_named(query, search_query, s, title[s.chunk_id], q, idf) for s in sources}
     prior = lambda s: 0.5 * (s.rerank_score or 0.0)                     # ties go to the better-ranked source
-    return units, [sum(map(idf, q & ts)) * (1 + title_weight * named(units[i][0])) + (prior(units[i][0]) if q & ts else 0) for i, ts in enumerate(terms)]
+    return units, [sum(map(idf, q & ts)) * (1 + title_weight * named[units[i][0].chunk_id]) + (prior(units[i][0]) if q & ts else 0) for i, ts in enumerate(terms)]
+
+def title_named(query: str, search_query: str | None, s: Source, title: frozenset, q: set, idf) -> float:
+    "How much of `s`'s article title the question names: 1 when whole (`names_title`), else the idf-weighted share of its terms when at least half, else 0; slot words (벌칙) are not its subject, unless the search that found it asked for them."
+    if names_title(query, s.metadata.get("article_title")): return 1.0
+    subject = q - SLOT_TERMS | set(analyze(search_query or ""))   # "보험사기죄의 벌칙": 벌칙 names what is asked, 보험사기죄 what of (a lookup's "제98조 위반 벌칙" means the title)
+    share = sum(map(idf, subject & title)) / sum(map(idf, title)) if title else 0.0
+    return share if share >= 0.5 else 0.0
 
 def value_units(units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float,
                 quals: tuple = ()) -> list[int]:   # the question's own numbers (`qualifiers`): a value unit states them too
@@ -423,6 +427,21 @@ def lead_value(query: str, units: list, i: int, asked: Asked) -> DirectAnswer | 
     return DirectAnswer(v, unit_place(units, i)) if v else None
 
 @patch
+def value_candidates(self: ExtractiveLLM, query: str, sources: Sequence[Source], units: list, scores: list[float], ranked: list[int],
+                     asked: Asked) -> list[int]:
+    "The units whose value may answer, best first: the article named by its title, then (`lead_order`) by article rank and score; empty when the lead is not `confident`."
+    holding, quals = asked_units(query, units, scores, ranked, asked, self.value_relevance, self.frame_relevance, self.subject_relevance), qualifiers(query)
+    holds = lambda i: any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)]) and stated(units, i, quals)
+    if self.top_article_values:   # the top-ranked article's own value units count, whatever their share of the question's words
+        holding += [i for i in ranked if i not in holding and article_rank(sources, units[i][0]) == 0 and holds(i)]
+    if self.lead_order == "rank": holding = sorted(holding, key=lambda i: article_rank(sources, units[i][0]))   # stable: by score within an article
+    titled = [i for i in range(len(units)) if names_title(query, units[i][0].metadata.get("article_title")) and holds(i)]
+    holding = sorted(titled, key=lambda i: (-scores[i], i)) + [i for i in holding if i not in titled]   # the article the question names by its title first
+    if self.subject_rule and (word := subject_word(query)): holding = [i for i in holding if names_word(units, i, word)]
+    if holding and not confident(query, units[lead_unit(query, units, holding)][0], sources, self.min_lead_score): return []   # 미확인
+    return holding
+
+@patch
 def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_query: str | None = None) -> Selection:
     "The units to quote (terms of `query` and of `search_query`), value-holding ones when the question asks for a value; a 호 with its 항 head, a list head with its items when a list answers."
     asked = asked_slot(query)
@@ -430,17 +449,7 @@ def choose(self: ExtractiveLLM, query: str, sources: Sequence[Source], search_qu
     if not units: return Selection([], asked, False if asked.wants_value else None)
     ranked, n, found, direct = [i for i in sorted(range(len(units)), key=lambda i: (-scores[i], i)) if scores[i] > 0], self.max_units, None, None
     if asked.wants_value:
-        holding = asked_units(query, units, scores, ranked, asked, self.value_relevance, self.frame_relevance, self.subject_relevance)
-        if self.top_article_values:   # the top-ranked article's own value units count, whatever their share of the question's words
-            quals = qualifiers(query)
-            holding += [i for i in ranked if i not in holding and article_rank(sources, units[i][0]) == 0
-                        and any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)]) and stated(units, i, quals)]
-        if self.lead_order == "rank": holding = sorted(holding, key=lambda i: article_rank(sources, units[i][0]))   # stable: by score within an article
-        titled = [i for i in range(len(units)) if names_title(query, units[i][0].metadata.get("article_title"))
-                  and any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)]) and stated(units, i, qualifiers(query))]
-        holding = [i for i in sorted(titled, key=lambda i: (-scores[i], i))] + [i for i in holding if i not in titled]   # the article the question names by its title first
-        if self.subject_rule and (word := subject_word(query)): holding = [i for i in holding if names_word(units, i, word)]
-        if holding and not confident(query, units[lead_unit(query, units, holding)][0], sources, self.min_lead_score): holding = []   # 미확인
+        holding = self.value_candidates(query, sources, units, scores, ranked, asked)
         found = bool(holding)
         if holding:
             lead = lead_unit(query, units, holding)
