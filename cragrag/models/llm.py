@@ -23,8 +23,8 @@ from ..core.clock import time_left
 __all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'SLOT_TERMS', 'EXCEPTION_RE', 'ASKS_EXCEPTION', 'LLMError', 'call_budget', 'LLMCall',
            'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads',
            'unit_items', 'Selection', 'with_item_heads', 'names_title', 'score_units', 'title_named', 'value_units',
-           'with_heads', 'stated', 'asked_units', 'article_score', 'confident', 'article_rank', 'names_word',
-           'unit_place', 'lead_unit', 'lead_value', 'make_llm']
+           'holds_value', 'with_heads', 'stated', 'asked_units', 'article_score', 'confident', 'article_rank',
+           'names_word', 'unit_place', 'lead_unit', 'lead_value', 'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -359,8 +359,11 @@ def value_units(units: list, scores: list[float], ranked: list[int], asked: Aske
                 quals: tuple = ()) -> list[int]:   # the question's own numbers (`qualifiers`): a value unit states them too
     "The ranked units that hold a value for `asked` (themselves or their heads), state the question's own numbers, and score at least `relevance` × the best score (any score for a definition, which names its concept)."
     top = scores[ranked[0]] if ranked and asked.slot != "definition" else 0.0   # a definition names its concept: no relevance bar
-    holds = lambda i: any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)])
-    return [i for i in ranked if scores[i] >= relevance * top and holds(i) and stated(units, i, quals)]
+    return [i for i in ranked if scores[i] >= relevance * top and holds_value(units, i, asked) and stated(units, i, quals)]
+
+def holds_value(units: list, i: int, asked: Asked) -> bool:
+    "Whether unit `i`, or a head it hangs from, holds a value for `asked`."
+    return any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)])
 
 def with_heads(units: list, i: int) -> str:
     "Unit `i`'s text with the units it hangs from (a 호 with its 항 head): how it reads in its article."
@@ -431,7 +434,7 @@ def value_candidates(self: ExtractiveLLM, query: str, sources: Sequence[Source],
                      asked: Asked) -> list[int]:
     "The units whose value may answer, best first: the article named by its title, then (`lead_order`) by article rank and score; empty when the lead is not `confident`."
     holding, quals = asked_units(query, units, scores, ranked, asked, self.value_relevance, self.frame_relevance, self.subject_relevance), qualifiers(query)
-    holds = lambda i: any(slot_values(units[j][1], asked) for j in [i, *unit_heads(units, i)]) and stated(units, i, quals)
+    holds = lambda i: holds_value(units, i, asked) and stated(units, i, quals)
     if self.top_article_values:   # the top-ranked article's own value units count, whatever their share of the question's words
         holding += [i for i in ranked if i not in holding and article_rank(sources, units[i][0]) == 0 and holds(i)]
     if self.lead_order == "rank": holding = sorted(holding, key=lambda i: article_rank(sources, units[i][0]))   # stable: by score within an article
