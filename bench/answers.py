@@ -6,6 +6,9 @@
     python bench/answers.py --json out.json       # also the per-question rows (for --baseline of a later run)
     python bench/answers.py --baseline out.json   # per-question wins and losses against an earlier run
     python bench/answers.py --fit-gate            # the shared-law groups with the gate fitted on probes, as `cragrag index` does
+    python bench/answers.py --set values --modes default,grounded --curve   # the direct-answer set (250 value questions, 15 laws), per mode, with the curve
+    python bench/answers.py --set fresh_values    # 240 more value questions over 16 more laws, written blind after the first set was tuned on
+    python bench/answers.py --set blind_values    # 96 over 6 more laws: run only on what ships, never to choose a rule
     python bench/answers.py --set values --modes default,grounded,sufficiency,multi_query,three_way
                                                   # the direct-answer set: 250 questions over 15 laws of the whole-law archive in 5 groups,
                                                   # written before any tuning; presented-answer precision, coverage, absent handled and mode
@@ -41,7 +44,17 @@ VALUE_GROUPS = {   # the direct-answer set's groups: laws this project never ind
     "wage": ["최저임금법/법률", "최저임금법/시행령", "근로자퇴직급여보장법/법률"],
     "consumer": ["전자상거래등에서의소비자보호에관한법률/법률", "할부거래에관한법률/법률", "이자제한법/법률(법률)"],
     "family_youth": ["청소년보호법/법률", "남녀고용평등과일ㆍ가정양립지원에관한법률/법률", "가사근로자의고용개선등에관한법률/법률"],
-    "services": ["공중위생관리법/법률", "학원의설립ㆍ운영및과외교습에관한법률/법률", "학원의설립ㆍ운영및과외교습에관한법률/시행령"]}
+    "services": ["공중위생관리법/법률", "학원의설립ㆍ운영및과외교습에관한법률/법률", "학원의설립ㆍ운영및과외교습에관한법률/시행령"],
+    # the second set (answer_values_fresh), written blind after the first had been tuned on: 16 more laws never indexed
+    "building": ["집합건물의소유및관리에관한법률/법률", "공인중개사법/법률", "부동산거래신고등에관한법률/법률"],
+    "employment": ["기간제및단시간근로자보호등에관한법률/법률", "파견근로자보호등에관한법률/법률", "고용보험법/법률"],
+    "civil": ["신원보증법/법률", "보증인보호를위한특별법/법률", "가등기담보등에관한법률/법률", "실화책임에관한법률/법률", "교통사고처리특례법/법률"],
+    "commerce": ["방문판매등에관한법률/법률", "약관의규제에관한법률/법률", "주차장법/법률"],
+    "civic": ["여권법/법률", "민방위기본법/법률", "민방위기본법/시행령"],
+    # the third (answer_values_blind), written blind and run only on the shipped reader: 6 more laws
+    "leisure": ["게임산업진흥에관한법률/법률", "체육시설의설치ㆍ이용에관한법률/법률", "노인복지법/법률"],
+    "utility": ["도시가스사업법/법률", "하수도법/법률", "아동복지법/법률"]}
+VALUE_SETS = {"values": "answer_values_heldout", "fresh_values": "answer_values_fresh", "blind_values": "answer_values_blind"}   # --set: the direct-answer sets
 READER: dict = {}   # --reader key=value: ExtractiveLLM attributes set for the run
 MODES = {"default": {}, "grounded": {"grounded_answer": True}, "sufficiency": {"answer_mode": "sufficiency"},
          "multi_query": {"multi_query": True}, "three_way": {"crag_mode": "three_way"}}
@@ -237,7 +250,7 @@ def main_values(a) -> None:
     "The direct-answer set: per mode and per group, with mode agreement and per-question wins and losses."
     modes = a.modes.split(",")
     by = collections.defaultdict(list)
-    for r in read_set("answer_values_heldout"): by[r["group"]].append(r)
+    for r in read_set(VALUE_SETS[a.set]): by[r["group"]].append(r)
     rows = [x for g, rs in by.items() if not a.groups or g in a.groups for x in run_values(g, rs, modes)]
     if a.json: Path(a.json).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     print(f"# direct answers: {len(rows) // len(modes)} questions ({sum(r['answerable'] for r in rows) // len(modes)} answerable), modes {', '.join(modes)}")
@@ -264,7 +277,7 @@ def main_values(a) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", default="heldout", help="heldout, dev, or fresh (bench/data/answer_slots_<set>.jsonl)")
+    ap.add_argument("--set", default="heldout", help="heldout, dev, or fresh (bench/data/answer_slots_<set>.jsonl); values or fresh_values (the direct-answer sets)")
     ap.add_argument("--json", help="write the per-question rows here")
     ap.add_argument("--baseline", help="an earlier --json file: per-question wins and losses")
     ap.add_argument("--groups", nargs="*", help="only these groups")
@@ -275,7 +288,7 @@ if __name__ == "__main__":
     ap.add_argument("--modes", default="default", help="the direct-answer set's modes: " + ", ".join(MODES))
     a = ap.parse_args()
     for kv in a.reader or []: k, v = kv.split("="); READER[k] = {"true": True, "false": False}.get(v, float(v) if v.replace(".", "").isdigit() else v)
-    if a.set == "values": main_values(a); sys.exit(0)
+    if a.set in VALUE_SETS: main_values(a); sys.exit(0)
     by = collections.defaultdict(list)
     for r in read_set(f"answer_slots_{a.set}"): by[r["group"]].append(r)
     slot_of, rows = asked_slot_fn(), []

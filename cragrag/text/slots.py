@@ -11,11 +11,11 @@ from .numbers import blank_spans, extract_numeric_facts, spoken_numbers, spoken_
 
 # %% auto #0
 __all__ = ['SLOT_KO', 'SLOT_KINDS', 'VALUE_SLOTS', 'MEASURE_UNITS', 'COUNT_UNITS', 'DIMENSIONS', 'SLOT_RULES', 'SLOT_NOUNS',
-           'PERIOD_UNITS', 'PENALTY_RE', 'UNTIL_RE', 'WAGE_RE', 'DEFINED_TERM_RE', 'PER_PERIOD', 'UNCONFIRMED',
-           'ALL_KINDS', 'question_unit', 'measures', 'Asked', 'asked_unit', 'asking_sentence', 'asked_slot', 'defines',
-           'defined_terms', 'unit_values', 'slot_values', 'frame_word', 'framed_value', 'in_frame', 'subject_word',
-           'names_subject', 'qualifiers', 'states', 'unconfirmed', 'is_unconfirmed', 'definition_query',
-           'penalty_query', 'asked_kinds']
+           'PERIOD_UNITS', 'PENALTY_RE', 'UNTIL_RE', 'SHARE_RE', 'WAGE_RE', 'DEFINED_TERM_RE', 'PER_PERIOD',
+           'UNCONFIRMED', 'ALL_KINDS', 'question_unit', 'measures', 'Asked', 'asked_unit', 'asking_sentence',
+           'asked_slot', 'sentence_slot', 'defines', 'defined_terms', 'unit_values', 'slot_values', 'frame_word',
+           'framed_value', 'in_frame', 'subject_word', 'names_subject', 'qualifiers', 'states', 'unconfirmed',
+           'is_unconfirmed', 'definition_query', 'penalty_query', 'asked_kinds']
 
 # %% ../../nbs/text/07_slots.ipynb #e9037831
 SLOT_KO = {"period": "기간", "amount": "금액", "rate": "비율", "count": "횟수·인원", "age": "나이", "penalty": "처벌 수위",
@@ -66,21 +66,25 @@ def measures(text: str, unit: str | None = None) -> list[str]:
 _DEF_MARK = r"(?:이란|란|이라\s*함은|라\s*함은|이라는\s*(?:게|건|것은?|말은?)|라는\s*(?:게|건|것은?|말은?)|의\s*(?:뜻|정의|의미)(?:은|는|이|가)?)"
 _TOPIC = r"(?:은|는|이|가)?\s*"   # a noun's particle before the question word
 _JUST = r"(?:(?:정확히|정확하게|대체|도대체|구체적으로|딱)\s*)?"   # "모집이 정확히 뭐예요?": an adverb before the question word
+_WORDS = r"(?:(?![^\s?]*(?:금|액|료|비|값)(?:은|는|이|가|을|를)\s)[^\s?]+\s+){0,6}?"   # up to six words between a topic and its question word, none of them a sum of money
 SLOT_RULES = (   # (slot, question form): the first that matches wins; a value slot needs a question word, not only a topic word
-    ("penalty", rf"(?:징역|벌금|과태료|처벌|형량|벌칙|법정형|형)(?:형)?(?:\s*(?:상한액?|한도|최고액|금액|액수))?{_TOPIC}(?:몇|얼마|어느\s*정도|최대|최고|어떻게\s*되|수준|알려|뭐|무엇|\??$)"
-                r"|(?:몇|최대|최고)\s*(?:년|개월)?\s*(?:의\s*)?(?:징역|금고|형)|(?:어떤|무슨)\s*(?:처벌|벌|형)|처벌\s*수위|형량|법정형"),
+    ("penalty", rf"(?:징역|금고|벌금|과태료|처벌|형량|벌칙|법정형)(?:형)?(?:의)?(?:\s*(?:최고\s*)?(?:상한액?|한도|최고액|금액|액수))?{_TOPIC}(?:을\s*|를\s*)?(?:몇|얼마|어느\s*정도|최대|최고|어떻게\s*되|수준|알려|뭐|무엇|\??$)"
+                rf"|형(?:\s*(?:상한액?|한도|최고액|금액|액수))?{_TOPIC}(?:몇|얼마|어느\s*정도|최대|최고|어떻게\s*되|수준|알려|뭐|무엇|\??$)"
+                r"|(?:몇|최대|최고)\s*(?:몇\s*)?(?:년|개월)?\s*(?:까지|이하)?\s*(?:의\s*)?(?:징역|금고|형)|얼마의\s*(?:벌금|과태료)|몇\s*(?:년|개월)\S*\s*(?:갇히|갇힐|감옥|옥살이)"
+                r"|(?:어떤|무슨)\s*(?:처벌|벌|형)|처벌\s*수위|형량|법정형"),   # "벌금의 상한액은 얼마", "과태료를 얼마까지", "최대 몇 년까지 징역": a sanction's cap
     ("rate", rf"(?:비율|요율|이율|이자율|할인율|퍼센트|가산율|감액률|지분){_TOPIC}(?:얼마|몇|어떻게\s*되|\??$)|몇\s*(?:퍼센트|%|프로|분의|배)"
              rf"|(?:비율|요율|이율|이자율|산정률|전환율)(?:\s*상한)?{_TOPIC}(?:연\s*|최대\s*|최소\s*|최고\s*)?(?:얼마|몇)"
-             r"|어느\s*(?:정도\s*)?(?:의\s*)?비율|[가-힣]{2,}의\s*(?:최대\s*|최고\s*|최소\s*)?얼마(?!\s*(?:동안|만에|이내|안에|나\s*(?:걸|지나)))"),   # 매출액의 얼마, 임금총액의 얼마: a share of an amount
+             r"|(?:어느|어떤|무슨)\s*(?:정도\s*)?(?:의\s*)?비율|[가-힣]{2,}의\s*어느\s*정도|[가-힣]{2,}의\s*(?:최대\s*|최고\s*|최소\s*)?얼마(?!\s*(?:동안|만에|이내|안에|나\s*(?:걸|지나)))"),   # 매출액의 얼마, 임금총액의 얼마: a share of an amount
     ("age", rf"몇\s*(?:세(?!대)|살)|(?:나이|연령){_TOPIC}(?:몇|얼마|제한|기준)"),
     ("count", rf"몇\s*(?:명|개(?!월)|회|번|곳|건|가지|차례|층|대|인|세대|가구|점|부|통|급)|(?:횟수|인원|정원|정수){_TOPIC}(?:몇|얼마|어떻게\s*되|\??$)"),
     ("quantity", rf"어느\s*정도(?!\s*(?:의\s*)?비율)\s*(?:돌려|받|내|물|나오|되|까지)|몇\s*(?:{'|'.join(MEASURE_UNITS.values())}){_UNIT_END}|몇\s*(?:으로|이에요|인가요|입니까|이야|일까요|이죠|이지요|이\s*(?:되|돼))"
                  rf"|(?:^|[\s가-힣])(?:{DIMENSIONS})(?:\([^)]*\)|（[^）]*）)?(?:은|는|이|가|을|를|도|의)?\s+(?:[^\s?]+\s+){{0,3}}?얼마"
                  rf"|얼마\s*(?:이내|이상|이하|미만|초과|까지)?\s*(?:의\s*)?(?:{DIMENSIONS})(?:은|는|이|가|을|를|에|로|으로|의)?(?:\s|$|\?)"
-                 r"|^(?!.*(?:기간|기한|시효|언제|며칠|동안|부터|후|(?<!앞)뒤|날|이후|이전)).*얼마\s*(?:이내|안에|안쪽)"),   # a measure, or a number in the evidence's unit
+                 r"|^(?!.*(?:기간|기한|시효|언제|며칠|동안|부터|후|(?<!앞)뒤|날|이후|이전)).*얼마\s*(?:이내|안쪽)"),   # a measure, or a number in the evidence's unit
     ("period", rf"며칠|몇\s*(?:일|년|개월|달|주|시간|해)(?!\s*째)|언제까지|언제부터|얼마\s*(?:동안|만에|이내|안에|나\s*(?:걸|지나|기다|유효|보관|되어야|지나야))"
-               rf"|(?:기간|기한|시효|유효기간){_TOPIC}(?:최대\s*|최장\s*|최소\s*|원칙적으로\s*)?(?:얼마|몇|며칠|언제|어떻게\s*되|알려|\??$)"),
-    ("amount", rf"얼마|몇\s*(?:원|만\s*원|억)|(?:금액|한도|액수|상한액|최고액|최저액){_TOPIC}(?:얼마|몇|알려|\??$)"),
+               rf"|(?:기간|기한|시효|유효기간){_TOPIC}(?:최대\s*|최장\s*|최소\s*|원칙적으로\s*)?(?:얼마|몇|며칠|언제|어떻게\s*되|알려|\??$)"
+               rf"|얼마(?:가|나)?\s*(?:지나|경과)|얼마나\s*오래|얼마의\s*기간|(?:기간|기한|시효|임기)(?:의\s*(?:상한|한도))?(?:은|는|이|가)\s+{_WORDS}(?:최대\s*|최장\s*|최소\s*)?얼마"),   # "청산기간은 통지가 도달한 날부터 얼마": the period, words between
+    ("amount", rf"얼마|몇\s*(?:원|만\s*원|억)|(?:금액|한도|액수|상한액?|최고액|최저액){_TOPIC}(?:얼마|몇|알려|\??$)|(?:어느|어떤|무슨)\s*금액"),
     ("lookup", r"제\s*\d+(?:-\d+)?\s*조(?:의\s*\d+)?[^?]{0,12}(?:조문|내용|보여|알려|뭐야|뭔가요|무엇인가요|무슨\s*내용|\??$)|별표\s*\d+\s*(?:보여|알려|\??$)"),
     ("definition", rf"{_DEF_MARK}\s*(?:\S+\s+)?(?:무엇|뭐|뭔|무슨|어떤|어떻게\s*정)|(?:은|는)\s*어떤\s*\S+(?:을|를)\s*말하"
                    r"|^\S+(?:\s\S+)?(?:은|는|이|가)?\s*(?:무엇|뭐)(?:인가요|예요|이에요|입니까|야|죠|지요)\s*(?:\?|$)|(?:뜻|정의|의미)(?:가|는|은|이)?\s*(?:뭐|무엇|어떻게)"
@@ -137,13 +141,18 @@ def asked_unit(question: str) -> str | None:
 _ASKING = re.compile(r"몇|며칠|얼마|언제|무엇|뭐|뭔|어떻게|어느|누가|누구|어디|인가|나요|까요|니까|\?")
 
 def asking_sentence(question: str) -> str:
-    "The sentence of `question` that asks (the first with a question word), not the situation told before it (\"계약서 받은 지 일주일 넘었어요. 며칠까지 철회돼요?\")."
+    "The sentence of `question` that asks (the first with a question word that asks for a value, else the first with a question word), not the situation told before it (\"계약서 받은 지 일주일 넘었어요. 며칠까지 철회돼요?\")."
     parts = [s for s in re.split(r"(?<=[.!?])\s+|(?<=요)\.\s*|(?<=다)\.\s*", question or "") if s.strip()]
-    return next((s for s in parts if _ASKING.search(s)), question or "")
+    asking = [s for s in parts if _ASKING.search(s)]   # "누가 입구를 막아놨어요. 과태료를 얼마까지 물려요?": 누가 tells, 얼마 asks
+    return next((s for s in asking if sentence_slot(s).wants_value), asking[0] if asking else question or "")
 
 def asked_slot(question: str) -> Asked:
     "What `question` asks for (see `SLOT_RULES`; \"X가 뭐예요?\" is a definition unless X is one of `SLOT_NOUNS`)."
-    q = " ".join(asking_sentence(question).split())   # the sentence that asks, not the situation told before it
+    return sentence_slot(asking_sentence(question))   # the sentence that asks, not the situation told before it
+
+def sentence_slot(sentence: str) -> Asked:
+    "What one sentence asks for: the first of `SLOT_RULES` that matches it."
+    q = " ".join((sentence or "").split())
     for slot, rx in _RULES:
         if not rx.search(q): continue
         unit = asked_unit(q) if slot == "period" else question_unit(q) if slot in ("count", "quantity", "rate") else None
@@ -155,6 +164,7 @@ def asked_slot(question: str) -> Asked:
 PENALTY_RE = re.compile(r"(?:무기\s*(?:또는\s*)?)?\d+\s*(?:년|개월)\s*(?:이하|이상)의\s*(?:유기)?(?:징역|금고)(?:형)?|무기(?:징역|금고)"
                         r"|\d[\d,]*\s*(?:[천백십]\s*)?(?:[만억]\s*)?원\s*(?:이하|이상)의\s*(?:벌금|과태료)|(?:벌금|과태료)\s*\d[\d,]*\s*(?:[천백십]\s*)?(?:[만억]\s*)?원")
 UNTIL_RE = re.compile(r"[가-힣]+(?:한|된|할|될|는|은)\s*(?:날|때|시점|해)\s*(?:부터|까지|이내에|이내|전까지|전에|후에)")   # a period written as an event
+SHARE_RE = re.compile(r"과반수|(?<!과)반수|절반")   # a share said in words: "재적위원 과반수의 출석"
 WAGE_RE = re.compile(r"(?:평균임금|통상임금)(?:의)?\s*[\d,]+일분|[\d,]+일분\s*(?:이상의|의)?\s*(?:평균임금|통상임금)")   # an amount paid in days of wages (a share of a wage is a rate)
 
 _DEFINED_AS = r"[\"'”’」』]?\s*(?:이란|란|이라\s*함은|라\s*함은|의\s*정의)"   # after the defined term
@@ -201,7 +211,7 @@ def _slot_values(text: str, asked: Asked) -> list[str]:
     if asked.slot == "quantity" or asked.unit and asked.slot == "count" or asked.unit == "배": return unit_values(text, asked)   # 몇 배: a rate, in multiples
     if asked.slot == "period": return _period_values(text, asked)
     vals = [f.text for f in extract_numeric_facts(text) if f.kind in asked.kinds]
-    return vals + ([m[0] for m in WAGE_RE.finditer(text)] if asked.slot == "amount" else [])
+    return vals + ([m[0] for m in WAGE_RE.finditer(text)] if asked.slot == "amount" else [m[0] for m in SHARE_RE.finditer(text)] if asked.slot == "rate" else [])
 
 # %% ../../nbs/text/07_slots.ipynb #1599cf1a
 _QWORD = r"(?:몇\s*(?:명|건|년|개월|달|일|주|회|번|세|살|시간|배|곳|층|개|가지|퍼센트)|며칠|얼마)"
