@@ -250,7 +250,8 @@ def main_values(a) -> None:
     "The direct-answer set: per mode and per group, with mode agreement and per-question wins and losses."
     modes = a.modes.split(",")
     by = collections.defaultdict(list)
-    for r in read_set(VALUE_SETS[a.set]): by[r["group"]].append(r)
+    for r in read_set(VALUE_SETS[a.set]):
+        if not a.slots or r["slot"] in a.slots: by[r["group"]].append(r)
     rows = [x for g, rs in by.items() if not a.groups or g in a.groups for x in run_values(g, rs, modes)]
     if a.json: Path(a.json).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     print(f"# direct answers: {len(rows) // len(modes)} questions ({sum(r['answerable'] for r in rows) // len(modes)} answerable), modes {', '.join(modes)}")
@@ -285,6 +286,7 @@ if __name__ == "__main__":
     ap.add_argument("--reader", nargs="*", help="offline reader switches, e.g. lead_order=rank subject_rule=true")
     ap.add_argument("--curve", action="store_true", help="the selective-answer curve and its leave-one-group-out operating point")
     ap.add_argument("--target", type=float, default=0.95, help="the presented-answer precision the operating point must reach")
+    ap.add_argument("--slots", nargs="*", help="the direct-answer sets: only questions labelled with these slots (e.g. penalty)")
     ap.add_argument("--modes", default="default", help="the direct-answer set's modes: " + ", ".join(MODES))
     a = ap.parse_args()
     for kv in a.reader or []: k, v = kv.split("="); READER[k] = {"true": True, "false": False}.get(v, float(v) if v.replace(".", "").isdigit() else v)

@@ -2,7 +2,7 @@
 import json, os, subprocess, sys
 
 def run(*args, **kw):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=300, **kw)
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=900, **kw)   # a safety net for a hung process, not a speed check: a loaded machine indexes slowly
 
 def test_demo_command(tmp_path):
     r = run("cragrag", "demo", "--qdrant-path", str(tmp_path / "qdrant"), cwd=tmp_path)

@@ -20,11 +20,12 @@ from ..text.slots import Asked, asked_slot, frame_word, in_frame, names_subject,
 from ..core.clock import time_left
 
 # %% auto #0
-__all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'SLOT_TERMS', 'EXCEPTION_RE', 'ASKS_EXCEPTION', 'LLMError', 'call_budget', 'LLMCall',
-           'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit', 'ExtractiveLLM', 'unit_heads',
-           'unit_items', 'Selection', 'with_item_heads', 'names_title', 'score_units', 'title_named', 'value_units',
-           'holds_value', 'with_heads', 'stated', 'asked_units', 'article_score', 'confident', 'article_rank',
-           'names_word', 'unit_place', 'lead_unit', 'lead_value', 'make_llm']
+__all__ = ['LIST_HEAD_RE', 'LIST_SLOTS', 'SLOT_TERMS', 'CONTINUES_RE', 'EXCEPTION_RE', 'ASKS_EXCEPTION', 'LLMError',
+           'call_budget', 'LLMCall', 'CallLog', 'BaseLLM', 'parse_json_reply', 'OpenAICompatibleLLM', 'cite_unit',
+           'ExtractiveLLM', 'unit_heads', 'unit_items', 'Selection', 'with_item_heads', 'names_title', 'score_units',
+           'title_named', 'continues', 'value_units', 'holds_value', 'with_heads', 'stated', 'asked_units',
+           'article_score', 'confident', 'article_rank', 'names_word', 'unit_place', 'lead_unit', 'lead_value',
+           'make_llm']
 
 # %% ../../nbs/models/33_llm.ipynb #4145cad1
 class LLMError(RuntimeError):
@@ -355,11 +356,18 @@ def title_named(query: str, search_query: str | None, s: Source, title: frozense
     share = sum(map(idf, subject & title)) / sum(map(idf, title)) if title else 0.0
     return share if share >= 0.5 else 0.0
 
+CONTINUES_RE = re.compile(r"^\s*(?:다만|이\s*경우|이때|단,)")   # a sentence that goes on with the 항 before it
+
+def continues(units: list, i: int, j: int) -> bool:
+    "Whether unit `j` goes on with unit `i`'s 항: it follows `i` in the same chunk, and it and every unit between open with 다만 / 이 경우 / 이때."
+    return j > i and all(units[k][0].chunk_id == units[i][0].chunk_id and CONTINUES_RE.match(units[k][1]) for k in range(i + 1, j + 1))
+
 def value_units(units: list, scores: list[float], ranked: list[int], asked: Asked, relevance: float,
                 quals: tuple = ()) -> list[int]:   # the question's own numbers (`qualifiers`): a value unit states them too
-    "The ranked units that hold a value for `asked` (themselves or their heads), state the question's own numbers, and score at least `relevance` × the best score (any score for a definition, which names its concept)."
+    "The ranked units that hold a value for `asked` (themselves or their heads), state the question's own numbers, and score at least `relevance` × the best score, or go on with the best unit's 항 (any score for a definition, which names its concept)."
     top = scores[ranked[0]] if ranked and asked.slot != "definition" else 0.0   # a definition names its concept: no relevance bar
-    return [i for i in ranked if scores[i] >= relevance * top and holds_value(units, i, asked) and stated(units, i, quals)]
+    near = lambda i: scores[i] >= relevance * top or continues(units, ranked[0], i)   # "…동의를 얻어야 한다. 이 경우 1주간에 12시간을 초과하여…": one rule in two sentences
+    return [i for i in ranked if near(i) and holds_value(units, i, asked) and stated(units, i, quals)]
 
 def holds_value(units: list, i: int, asked: Asked) -> bool:
     "Whether unit `i`, or a head it hangs from, holds a value for `asked`."

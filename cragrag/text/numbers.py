@@ -117,10 +117,10 @@ def _period(m) -> NumericFact:
     return NumericFact("period", (unit, _clean(_num(m["n"]) * k)), m[0].strip())
 
 # %% ../../nbs/text/03_numbers.ipynb #d475c0ba
-_COUNT_RE = re.compile(r"(?<!제)(?<!제\s)(?<![\d.,])(?P<n>\d+(?:\.\d+)?)\s*(?P<u>회(?!사|계|의|원|차|기)|차례|건(?!물|강|설|전|축)|명(?!칭|시|령|단|부))")   # 9명의 위원 is a count (명의 as 名義 never follows a digit)
+_COUNT_RE = re.compile(r"(?<!제)(?<!제\s)(?<![\d.,])(?P<n>\d+(?:\.\d+)?)\s*(?P<u>회(?!사|계|의|원|차|기)|차례|건(?!물|강|설|전|축)|명(?!칭|시|령|단|부)|인(?=\s*(?:이상|이하|이내|미만|초과|을|를|의|으로|로|까지|이|$|[^가-힣])))")   # 9명의 위원 is a count (명의 as 名義 never follows a digit); "상시 5인 이상" counts people as statutes write it
 
 def _count(m) -> NumericFact:
-    u = "회" if m["u"] in ("회", "차례") else m["u"]
+    u = "회" if m["u"] in ("회", "차례") else "명" if m["u"] == "인" else m["u"]
     n = float(m["n"])
     return NumericFact("count", (u, int(n) if n.is_integer() else n), m[0].strip())   # 0.3명 (per ㎡) is no 3명
 

@@ -37,7 +37,7 @@ COUNT_UNITS = {"세대": r"세대|가구", "가구": r"가구|세대", "가지":
                "급": r"급"}   # what 몇 counts in, and how text writes it (신청서 몇 부: "4통(정본 2통 및 사본 2통)")
 DIMENSIONS = (r"거리|높이|길이|면적|너비|폭|간격|깊이|두께|지름|직경|구경|용량|용적|체적|부피|압력|온도|속도|풍속|무게|중량|하중|출력"
               r"|유량|토출량|방수량|방사량|세장비|계수|조도|전압|전류|규격|치수|농도|습도|소음")   # what a measure measures
-_UNIT_END = (r"(?=$|[^가-힣A-Za-z0-9²³]|이상|이하|이내|미만|초과|마다|당|씩|의|을|를|이|가|은|는|에|으로|로|까지|부터|와|과|및|만|도|나|짜리)")
+_UNIT_END = (r"(?=$|[^가-힣A-Za-z0-9²³]|이상|이하|이내|미만|초과|마다|당|씩|의|을|를|이|가|은|는|에|으로|로|까지|부터|와|과|및|만|도|나|짜리|인가|인지|입니|이에요|예요|이야|일까)")   # "몇 배인가요": a copula after the unit
 _NUMBER = r"(?<![\d.,])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s*[십백천만억](?:\s*\d(?:[\d,]*\d)?)?)*\s*"   # 25, 1.5, 1만5천
 _BOUND = r"(?=\s*(?:이상|이하|이내|미만|초과|을\s*초과|를\s*초과|으로\s*한다|로\s*한다))"   # a bare number as statutes bound it
 _MEASURE_RE = {u: re.compile(_NUMBER + f"(?:{rx})" + _UNIT_END) for u, rx in MEASURE_UNITS.items()}
@@ -107,6 +107,7 @@ class Asked:
     kinds: frozenset = frozenset()        # number kinds that fill a numeric slot (empty otherwise)
     concept: str | None = None            # the defined term of a definition question ("개인정보란 …" → 개인정보)
     unit: str | None = None               # the unit the question names (며칠 → 일, 몇 년 → 년, 몇 층 → 층, 몇 m → m): a value in another unit does not answer it
+    when: bool = False                    # a period asked with 언제: an event ("…한 날까지") answers it; 얼마 / 며칠 / 몇 년 ask for a length
 
     @property
     def wants_value(self) -> bool:
@@ -156,13 +157,14 @@ def sentence_slot(sentence: str) -> Asked:
     for slot, rx in _RULES:
         if not rx.search(q): continue
         unit = asked_unit(q) if slot == "period" else question_unit(q) if slot in ("count", "quantity", "rate") else None
-        if slot != "definition": return Asked(slot, SLOT_KINDS.get(slot, frozenset()), unit=unit)
+        if slot != "definition": return Asked(slot, SLOT_KINDS.get(slot, frozenset()), unit=unit, when=slot == "period" and "언제" in q)
         if (c := _concept(q)) not in SLOT_NOUNS: return Asked(slot, frozenset(), c)
     return Asked(None)
 
 # %% ../../nbs/text/07_slots.ipynb #7adf2e9c
-PENALTY_RE = re.compile(r"(?:무기\s*(?:또는\s*)?)?\d+\s*(?:년|개월)\s*(?:이하|이상)의\s*(?:유기)?(?:징역|금고)(?:형)?|무기(?:징역|금고)"
-                        r"|\d[\d,]*\s*(?:[천백십]\s*)?(?:[만억]\s*)?원\s*(?:이하|이상)의\s*(?:벌금|과태료)|(?:벌금|과태료)\s*\d[\d,]*\s*(?:[천백십]\s*)?(?:[만억]\s*)?원")
+_WON = r"\d[\d,]*\s*(?:[천백십]\s*)?(?:[만억]\s*)?(?:\d[\d,]*\s*(?:[천백십]\s*)?(?:[만억]\s*)?)*원"   # 500만원, 1억5천만원
+PENALTY_RE = re.compile(r"(?:무기\s*(?:또는\s*)?)?(?:\d+\s*(?:년|개월)\s*이상\s*)?\d+\s*(?:년|개월)\s*(?:이하|이상)의\s*(?:유기)?(?:징역|금고)(?:형)?|무기(?:징역|금고)"
+                        rf"|{_WON}\s*(?:이하|이상)의\s*(?:벌금|과태료)|(?:벌금|과태료)\s*{_WON}")   # "1년 이상 10년 이하의 징역": the term's floor with it
 UNTIL_RE = re.compile(r"[가-힣]+(?:한|된|할|될|는|은)\s*(?:날|때|시점|해)\s*(?:부터|까지|이내에|이내|전까지|전에|후에)")   # a period written as an event
 SHARE_RE = re.compile(r"과반수|(?<!과)반수|절반")   # a share said in words: "재적위원 과반수의 출석"
 WAGE_RE = re.compile(r"(?:평균임금|통상임금)(?:의)?\s*[\d,]+일분|[\d,]+일분\s*(?:이상의|의)?\s*(?:평균임금|통상임금)")   # an amount paid in days of wages (a share of a wage is a rate)
@@ -195,7 +197,7 @@ def _period_values(text: str, asked: Asked) -> list[str]:
     vals = [f.text for f in extract_numeric_facts(WAGE_RE.sub(" ", text)) if f.kind in asked.kinds]   # "평균임금 90일분" is an amount, not a 90-day period
     if asked.unit:   # "며칠 이내" is not answered by "3개월 이내", nor by an event ("…한 날까지")
         return [v for v in vals if re.search(rf"\d\s*{PERIOD_UNITS[asked.unit][1]}$", v)]
-    return vals + [m[0] for m in UNTIL_RE.finditer(WAGE_RE.sub(" ", text))]
+    return vals + ([m[0] for m in UNTIL_RE.finditer(WAGE_RE.sub(" ", text))] if asked.when else [])   # "얼마가 지나면" asks a length, "언제까지" may be an event
 
 def slot_values(text: str, asked: Asked) -> list[str]:
     "The values in `text` that fill `asked`'s slot, as written (empty when none does, or when the slot takes no value); a value said in words (두 배, 한 차례, 세 가지) is one too."
