@@ -143,13 +143,18 @@ _ASKING = re.compile(r"몇|며칠|얼마|언제|무엇|뭐|뭔|어떻게|어느|
 
 def asking_sentence(question: str) -> str:
     "The sentence of `question` that asks (the first with a question word that asks for a value, else the first with a question word), not the situation told before it (\"계약서 받은 지 일주일 넘었어요. 며칠까지 철회돼요?\")."
+    return _asking(question)[0]
+
+def _asking(question: str) -> tuple[str, Asked]:
+    "The asking sentence of `question` and what it asks, each sentence's slot read once."
     parts = [s for s in re.split(r"(?<=[.!?])\s+|(?<=요)\.\s*|(?<=다)\.\s*", question or "") if s.strip()]
-    asking = [s for s in parts if _ASKING.search(s)]   # "누가 입구를 막아놨어요. 과태료를 얼마까지 물려요?": 누가 tells, 얼마 asks
-    return next((s for s in asking if sentence_slot(s).wants_value), asking[0] if asking else question or "")
+    read = [(s, sentence_slot(s)) for s in parts if _ASKING.search(s)]   # "누가 입구를 막아놨어요. 과태료를 얼마까지 물려요?": 누가 tells, 얼마 asks
+    if not read: return question or "", sentence_slot(question)
+    return next(((s, a) for s, a in read if a.wants_value), read[0])
 
 def asked_slot(question: str) -> Asked:
     "What `question` asks for (see `SLOT_RULES`; \"X가 뭐예요?\" is a definition unless X is one of `SLOT_NOUNS`)."
-    return sentence_slot(asking_sentence(question))   # the sentence that asks, not the situation told before it
+    return _asking(question)[1]   # the sentence that asks, not the situation told before it
 
 def sentence_slot(sentence: str) -> Asked:
     "What one sentence asks for: the first of `SLOT_RULES` that matches it."
